@@ -44,7 +44,7 @@ import { CLOUD_RULES } from './programs/cloud.js';
 import { FILE_RULES, TEXT_SEARCHERS } from './programs/files.js';
 import { GIT_RULES } from './programs/git.js';
 import { INLINE_CODE, inlineOption, interpreterOwnArgs, INTERPRETERS, INTERPRETER_RULES } from './programs/interpreters.js';
-import { DOWNLOADERS, NETWORK_RULES, webExploitUrl } from './programs/network.js';
+import { DOWNLOADERS, HOST_LAUNCHING_WRAPPERS, launchesOnHosts, NETWORK_RULES, webExploitUrl } from './programs/network.js';
 import { PACKAGE_RULES } from './programs/packages.js';
 import { SHELLS, unwrap, type Stripped } from './programs/shells.js';
 import { SYSTEM_RULES, watcherKilledThroughPipe } from './programs/system.js';
@@ -1443,6 +1443,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   // sshpass types a password into the login its command starts (ssh, scp, rsync, ansible), whichever host.
   if (unwrapped.length > 0 && stripped.some((w) => w.prog === 'sshpass')) danger(st, 'logs in with a password typed for the program it starts (sshpass)');
   if (stripped.some((w) => /^proxychains4?$/.test(w.prog))) st.proxied = true;
+  for (const w of stripped) if (HOST_LAUNCHING_WRAPPERS.has(w.prog)) launchesOnHosts(w.prog, w.words, st);
   // A wrapper's command is named as a command is (`xargs -0 $HOME/.dotnet/tools/fantomas`).
   words = helperNamedForGit(unwrapped.length ? [...namedProgram(unwrapped[0]!, st), ...unwrapped.slice(1)] : unwrapped);
   if (!words.length) return;

@@ -6303,7 +6303,7 @@ describe('checkCommand on the seven sets held out last stop and the 604th, 605th
   });
 });
 
-describe('checkCommand on the 622nd, 624th and 625th, tuned on: make functions in a recipe line, userspace WireGuard, a hosting account', () => {
+describe('checkCommand on the 622nd, 624th and 625th, tuned on: make functions in a recipe line, userspace WireGuard, a hosting account, MPI launchers', () => {
   it.each([
     // GNU make's functions are text make expands before the shell reads the line; make's shell runs a command.
     ['python -m pytest -s -v ./tests/test_cli.py $(if $(IS_GITHUB_CI),--report-log "$(PYTORCH_VERSION)_cli.log",)', false],
@@ -6322,6 +6322,14 @@ describe('checkCommand on the 622nd, 624th and 625th, tuned on: make functions i
     ['uberspace mail user add forwarder', true, 'changes infrastructure'],
     ['uberspace web header suppress mautic.mysite.com X-Frame-Options', true, 'changes infrastructure'],
     ['uberspace web domain list', false],
+    // MPI's and Horovod's launchers run their command on the hosts they are given, and are judged by it here.
+    ['horovodrun -np 16 -H server1:4,server2:4 python train.py', true, 'other machines over ssh'],
+    ['horovodrun -np 8 --host-discovery-script discover_hosts.sh python train.py', true, 'other machines over ssh'],
+    ['horovodrun -np 4 -H localhost:4 python train.py', false],
+    ['mpiexec -f hosts -n 4 ./a.out', true, 'other machines over ssh'],
+    ['mpirun --mca btl tcp,self -np 2 ./a.out', false],
+    ['mpirun -n 2 rm -rf /', true, 'root directory'],
+    ['pdsh -w node[1-4] uptime', true, 'other machines over ssh'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -599,6 +599,27 @@ const distributedCompile: Rule = ({ prog, args, st }) => {
   );
 };
 
+/**
+ * MPI's and Horovod's launchers and the parallel shells start the command on every host they are given
+ * (`mpirun --hostfile hosts`, `horovodrun -H server1:4,server2:4`, a discovery script's hosts, `clush -w nodes`,
+ * `pdsh -w`), over ssh with the user's keys; hosts that are all this machine (`-H localhost:4`) start it here.
+ */
+const HOST_LIST_OPTION = /^(-H|--host|-host|--hosts|-hosts|-hostfile|--hostfile|--machinefile|-machinefile|--host-discovery-script|-w)$/;
+/** MPICH's Hydra takes its host file as `-f`, where the parallel shells' `-f` is their fan-out. */
+const hostListOption = (prog: string, option: string) => HOST_LIST_OPTION.test(option) || (/^mpi(run|exec)$/.test(prog) && option === '-f');
+export function launchesOnHosts(prog: string, args: Word[], st: State): void {
+  st.repeatable = false;
+  const given = args.flatMap((a, k) => {
+    const attached = /^(--[\w-]+)=(.*)$/.exec(a.text);
+    if (attached && hostListOption(prog, attached[1]!)) return [attached[2]!];
+    return hostListOption(prog, a.text) ? [args[k + 1]?.text ?? ''] : [];
+  });
+  const onlyHere = (v: string) => v.split(',').every((h) => THIS_MACHINE_ADDRESS.test(h.replace(/:\d+$/, '')));
+  if (given.some((v) => !onlyHere(v))) danger(st, `starts the command on other machines over ssh (${prog} ${given.join(' ')})`);
+}
+/** The launchers that also wrap a command (mpirun, horovodrun) are judged so as wrappers are stripped (dangerous.ts). */
+export const HOST_LAUNCHING_WRAPPERS: ReadonlySet<string> = new Set(['mpirun', 'mpiexec', 'horovodrun']);
+
 /** tcpreplay and its kin send a capture's packets out of an interface, onto whatever network it joins: replayed attacks included. */
 const replaysTraffic: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
@@ -722,6 +743,7 @@ export const NETWORK_RULES: RuleTable = {
     ...Object.fromEntries(['tcpdump', 'tshark', 'dumpcap', 'termshark', 'ngrep', 'tcpflow'].map((p) => [p, capture])),
     ...Object.fromEntries(['snmptrap', 'snmpinform', 'snmpset'].map((p) => [p, snmpSends])),
     ...Object.fromEntries(['tcpreplay', 'tcpreplay-edit', 'tcpliveplay'].map((p) => [p, replaysTraffic])),
+    ...Object.fromEntries(['clush', 'pdsh'].map((p): [string, Rule] => [p, ({ prog, args, st }) => launchesOnHosts(prog, args, st)])),
     ...Object.fromEntries(MAIL_CLIENTS.map((p) => [p, mailClient])),
     himalaya,
     notify: chatNotifier,

@@ -25,6 +25,12 @@ const PRIVILEGE = new Set([
 ]);
 /** capsh's options that only print or test the capabilities (`capsh --print`), running nothing. */
 const CAPSH_READS = /^--(print|current|help|version|license|decode=\w+|supports=\w+|has-[piab]=\w+|explain=\w+)$/;
+/** MPI's launchers' options that take a value (Open MPI's, MPICH's Hydra's). */
+const MPI_LAUNCHER = {
+  valued:
+    /^(-n|-np|-c|-N|-H|-x|-host|-hostfile|-machinefile|-wdir|-npernode|-rf|--n|--np|--host|--hostfile|--machinefile|--wdir|--npernode|--prefix|--rankfile|--map-by|--bind-to|--rank-by|--output-filename|--timeout|-ppn|-f|-genv|-env|-hosts)$/,
+  valuedTwice: /^(-mca|--mca|-gmca|--gmca)$/,
+};
 /**
  * Programs that run the command in their arguments after their own options: the options that take
  * a value, and how many operands come before the command (flock's lock file, taskset's mask).
@@ -106,6 +112,14 @@ const WRAPPERS: Readonly<Record<string, { valued?: RegExp; valuedTwice?: RegExp;
   // Slurm's job launchers run their command on the cluster's nodes, as the user's own job.
   srun: { valued: /^-(A|B|c|C|d|D|e|G|i|J|L|m|M|n|N|o|p|q|r|S|t|T|w|W|x)$/ },
   salloc: { valued: /^-(A|B|c|C|d|D|G|J|L|m|M|n|N|p|q|S|t|w|W|x)$/ },
+  // MPI's and Horovod's launchers start their command as many processes, here or on the hosts they are given.
+  mpirun: MPI_LAUNCHER,
+  mpiexec: MPI_LAUNCHER,
+  horovodrun: {
+    valued:
+      /^(-np|--num-proc|-H|--hosts|-hostfile|--hostfile|-p|--ssh-port|-i|--ssh-identity-file|--host-discovery-script|--min-np|--max-np|--slots|--network-interface|--start-timeout|--output-filename|--config-file|--log-level)$/,
+    valuedTwice: /^--blacklist-cooldown-range$/,
+  },
   // Xcode's tool runner: `xcrun [-sdk SDK] TOOL …` runs TOOL from the selected developer directory.
   xcrun: { valued: /^(-sdk|--sdk|-toolchain|--toolchain)$/ },
 };
