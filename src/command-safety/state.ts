@@ -432,7 +432,8 @@ export function checkWriteTarget(target: Word, st: State, what: string): void {
       return danger(st, `${what} ${t}, a hidden place in the shared temporary directory, where files are put not to be seen`);
     // A file in the shared temporary directory named as a system program (`/tmp/ls`, `/tmp/tar`) is the
     // step of a search-path hijack: a privileged script run with /tmp first on its PATH runs it instead.
-    if (SYSTEM_PROGRAM_NAME.test(path.posix.basename(c.abs)))
+    // Deeper (`/tmp/exfiltrate/passwd`, `/tmp/fakeroot/etc/passwd`) it is a copy kept under a name of its own.
+    if (SYSTEM_PROGRAM_NAME.test(path.posix.basename(c.abs)) && /^\/(private\/)?(var\/)?tmp$/.test(path.posix.dirname(c.abs)))
       return danger(st, `${what} ${t}, a file in the temporary directory named as a system program, which a search path there runs in its place`);
     st.repeatable = false;
     return;

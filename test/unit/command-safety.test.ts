@@ -6303,7 +6303,7 @@ describe('checkCommand on the seven sets held out last stop and the 604th, 605th
   });
 });
 
-describe('checkCommand on the 622nd, 624th and 625th, tuned on: make functions in a recipe line, userspace WireGuard, a hosting account, MPI launchers', () => {
+describe('checkCommand on the 622nd, 624th and 625th, tuned on: make functions in a recipe line, userspace WireGuard, a hosting account, MPI launchers; the 630th, 633rd and 634th: mDNS, GRUB 2, Beats', () => {
   it.each([
     // GNU make's functions are text make expands before the shell reads the line; make's shell runs a command.
     ['python -m pytest -s -v ./tests/test_cli.py $(if $(IS_GITHUB_CI),--report-log "$(PYTORCH_VERSION)_cli.log",)', false],
@@ -6330,6 +6330,17 @@ describe('checkCommand on the 622nd, 624th and 625th, tuned on: make functions i
     ['mpirun --mca btl tcp,self -np 2 ./a.out', false],
     ['mpirun -n 2 rm -rf /', true, 'root directory'],
     ['pdsh -w node[1-4] uptime', true, 'other machines over ssh'],
+    // A service announced to the local network; GRUB 2's own names for rebuilding the boot loader.
+    ['avahi-publish -s test _test._tcp 1234', true, 'local network'],
+    ['avahi-browse -a', false],
+    ['update-grub2', true, 'boot'],
+    // Elastic's Beats loading dashboards into Elasticsearch or changing what the shipper collects.
+    ['filebeat modules enable system', true, 'log shipper'],
+    ['metricbeat setup -e', true, 'log shipper'],
+    ['filebeat test config', false],
+    // A program's name deeper under /tmp is a kept copy, not a search-path plant.
+    ['cat /etc/passwd > /tmp/exfiltrate/passwd', false],
+    ["echo '#!/bin/bash' > /tmp/ls", true, 'named as a system program'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

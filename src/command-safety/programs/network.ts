@@ -620,6 +620,12 @@ export function launchesOnHosts(prog: string, args: Word[], st: State): void {
 /** The launchers that also wrap a command (mpirun, horovodrun) are judged so as wrappers are stripped (dangerous.ts). */
 export const HOST_LAUNCHING_WRAPPERS: ReadonlySet<string> = new Set(['mpirun', 'mpiexec', 'horovodrun']);
 
+/** avahi's publishers announce a service or an address to every machine on the local network (mDNS), for as long as they run. */
+const announcesOnNetwork: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (!onlyAsksAbout(args)) danger(st, `announces a service or an address to the local network (${prog})`);
+};
+
 /** tcpreplay and its kin send a capture's packets out of an interface, onto whatever network it joins: replayed attacks included. */
 const replaysTraffic: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
@@ -743,6 +749,7 @@ export const NETWORK_RULES: RuleTable = {
     ...Object.fromEntries(['tcpdump', 'tshark', 'dumpcap', 'termshark', 'ngrep', 'tcpflow'].map((p) => [p, capture])),
     ...Object.fromEntries(['snmptrap', 'snmpinform', 'snmpset'].map((p) => [p, snmpSends])),
     ...Object.fromEntries(['tcpreplay', 'tcpreplay-edit', 'tcpliveplay'].map((p) => [p, replaysTraffic])),
+    ...Object.fromEntries(['avahi-publish', 'avahi-publish-service', 'avahi-publish-address'].map((p) => [p, announcesOnNetwork])),
     ...Object.fromEntries(['clush', 'pdsh'].map((p): [string, Rule] => [p, ({ prog, args, st }) => launchesOnHosts(prog, args, st)])),
     ...Object.fromEntries(MAIL_CLIENTS.map((p) => [p, mailClient])),
     himalaya,

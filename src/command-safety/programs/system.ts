@@ -470,6 +470,17 @@ const opensipsCli: Rule = ({ args, st }) => {
     danger(st, `changes or attaches to the machine's SIP server (opensips-cli -x ${module}${verb ? ` ${verb}` : ''})`);
 };
 
+/**
+ * Elastic's Beats: `setup` loads their index templates, pipelines and dashboards into the Elasticsearch and
+ * Kibana their configuration names; `modules enable` and `disable` change what the machine's shipper
+ * collects (under /etc); the keystore holds the shipper's credentials. `test`, `export` and `version` read.
+ */
+const beat: Rule = ({ prog, args, st }) => {
+  const [verb = '', sub = ''] = operands(args).map((a) => a.text);
+  if (verb === 'setup' || (verb === 'modules' && /^(enable|disable)$/.test(sub)) || (verb === 'keystore' && /^(create|add|remove)$/.test(sub)))
+    danger(st, `changes the machine's log shipper or the Elasticsearch it ships to (${prog} ${verb}${sub && verb !== 'setup' ? ` ${sub}` : ''})`);
+};
+
 /** Windows' package managers: a verb that installs, removes or upgrades, or changes where packages come from. */
 const WINDOWS_PACKAGE_CHANGE = /^(install|add|uninstall|remove|rm|upgrade|update|import|source|pin|repair|configure|reset|bucket|hold|unhold)$/;
 /** Scoop's own buckets, known to it by name; any other is a source given by its address. */
@@ -1358,7 +1369,18 @@ export const SYSTEM_RULES: RuleTable = {
     delgroup: accounts,
     gpasswd: accounts,
     ...Object.fromEntries(
-      ['dracut', 'update-initramfs', 'mkinitcpio', 'mkinitramfs', 'update-grub', 'grub-install', 'grub-mkconfig', 'grub2-mkconfig'].map((p) => [p, bootImage]),
+      [
+        'dracut',
+        'update-initramfs',
+        'mkinitcpio',
+        'mkinitramfs',
+        'update-grub',
+        'update-grub2',
+        'grub-install',
+        'grub2-install',
+        'grub-mkconfig',
+        'grub2-mkconfig',
+      ].map((p) => [p, bootImage]),
     ),
     ...Object.fromEntries(['winget', 'choco', 'scoop'].map((p) => [p, windowsPackages])),
     // Chocolatey's shorthand for `choco install`.
@@ -1366,6 +1388,7 @@ export const SYSTEM_RULES: RuleTable = {
     ...Object.fromEntries(['nginx', 'apachectl', 'apache2ctl', 'httpd'].map((p) => [p, webServer])),
     kong,
     'opensips-cli': opensipsCli,
+    ...Object.fromEntries(['filebeat', 'metricbeat', 'packetbeat', 'auditbeat', 'winlogbeat', 'functionbeat'].map((p) => [p, beat])),
     'redis-cli': redisCli,
     'valkey-cli': redisCli,
     // MongoDB's and Cassandra's shells and tools: judged as programs no table names are, and by the server they log in to.
