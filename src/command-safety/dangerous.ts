@@ -303,8 +303,10 @@ function substitutionsIn(text: string): string[] {
  */
 function analyzeMakeFunction(src: string, st: State, payload: boolean | undefined): void {
   for (const argument of makeArguments(src)) {
-    if (/[;&|`\n]/.test(argument.replace(/\$\((?:[^()]|\([^()]*\))*\)/g, ''))) analyzeNested(argument, st, payload);
-    else for (const inner of substitutionsIn(argument)) analyzeSubstitution(inner, st, payload);
+    const inner = substitutionsIn(argument);
+    const bare = inner.reduce((text, s) => text.replace(`$(${s})`, ''), argument);
+    if (/[;&|`\n]/.test(bare)) analyzeNested(argument, st, payload);
+    else for (const s of inner) analyzeSubstitution(s, st, payload);
   }
 }
 

@@ -178,6 +178,14 @@ export function danger(st: State, reason: string): void {
   st.repeatable = false;
 }
 
+/** A program that does what `does` says whatever it is given, unless asked only about itself (`-h`). */
+export const dangerUnlessOnlyAsked =
+  (does: (prog: string, args: Word[]) => string): Rule =>
+  ({ prog, args, st }) => {
+    st.repeatable = false;
+    if (!onlyAsksAbout(args)) danger(st, does(prog, args));
+  };
+
 /**
  * A program's name without its directory. A Windows program run from the current directory
  * (`.\devcon.exe`) reaches the lexer as `.devcon.exe`, the backslash taken for an escape: its name is `devcon.exe`.
@@ -433,7 +441,7 @@ export function checkWriteTarget(target: Word, st: State, what: string): void {
     // A file in the shared temporary directory named as a system program (`/tmp/ls`, `/tmp/tar`) is the
     // step of a search-path hijack: a privileged script run with /tmp first on its PATH runs it instead.
     // Deeper (`/tmp/exfiltrate/passwd`, `/tmp/fakeroot/etc/passwd`) it is a copy kept under a name of its own.
-    if (SYSTEM_PROGRAM_NAME.test(path.posix.basename(c.abs)) && /^\/(private\/)?(var\/)?tmp$/.test(path.posix.dirname(c.abs)))
+    if (SYSTEM_PROGRAM_NAME.test(path.posix.basename(c.abs)) && !underTempDir(path.posix.dirname(c.abs)))
       return danger(st, `${what} ${t}, a file in the temporary directory named as a system program, which a search path there runs in its place`);
     st.repeatable = false;
     return;

@@ -4,7 +4,7 @@
 // the same command on `can0` drives a car, so the interface does not make it safe. Decoding a saved
 // log or a database file, and asking a tool about itself, touch no bus.
 import type { Word } from '../shell-lex.js';
-import { danger, onlyAsksAbout, operands, type Rule, type RuleTable } from '../state.js';
+import { danger, dangerUnlessOnlyAsked, onlyAsksAbout, operands, type Rule, type RuleTable } from '../state.js';
 
 /** can-utils' and ISO-TP's listeners; asked only about themselves (`-h`) they listen to nothing. */
 const CAN_LISTENERS = ['candump', 'cansniffer', 'isotpdump', 'isotpsniffer', 'isotprecv', 'j1939spy', 'canbusload', 'canlogserver'];
@@ -26,19 +26,12 @@ const CAN_SENDERS = [
   'bcmserver',
 ];
 
-/** A tool that reaches the bus or the field whatever it is given, unless asked only about itself (`-h`). */
-const reachesUnlessAsked =
-  (does: (prog: string, args: Word[]) => string): Rule =>
-  ({ prog, args, st }) => {
-    st.repeatable = false;
-    if (!onlyAsksAbout(args)) danger(st, does(prog, args));
-  };
-const canListener = reachesUnlessAsked((prog) => `records the traffic of a CAN bus (${prog})`);
-const canSender = reachesUnlessAsked(
+const canListener = dangerUnlessOnlyAsked((prog) => `records the traffic of a CAN bus (${prog})`);
+const canSender = dangerUnlessOnlyAsked(
   (prog, args) => `sends frames onto a CAN bus, which its controllers act on (${[prog, ...args.map((a) => a.text)].join(' ')})`,
 );
 /** Caring Caribou's every module listens on or sends to the bus: dump, listener, send, fuzzer, uds, xcp, doip. */
-const caringCaribou = reachesUnlessAsked(
+const caringCaribou = dangerUnlessOnlyAsked(
   (prog, args) =>
     `listens on or sends to a vehicle's bus (${[
       prog,
@@ -99,7 +92,7 @@ const NFC_TOOLS = [
   'nfc-dep-initiator',
   'nfc-dep-target',
 ];
-const nfcTool = reachesUnlessAsked((prog) => `reads, writes or emulates the contactless cards near the machine's reader (${prog})`);
+const nfcTool = dangerUnlessOnlyAsked((prog) => `reads, writes or emulates the contactless cards near the machine's reader (${prog})`);
 
 /**
  * HackRF's transfer tool transmits a file (`-t`) or a carrier (`-c`) on the frequency it is given, on a

@@ -5,6 +5,7 @@ import { parseShell, type Word } from '../shell-lex.js';
 import {
   checkWriteTarget,
   danger,
+  dangerUnlessOnlyAsked,
   namesThisMachine,
   onlyAsksAbout,
   operands,
@@ -621,16 +622,9 @@ export function launchesOnHosts(prog: string, args: Word[], st: State): void {
 export const HOST_LAUNCHING_WRAPPERS: ReadonlySet<string> = new Set(['mpirun', 'mpiexec', 'horovodrun']);
 
 /** avahi's publishers announce a service or an address to every machine on the local network (mDNS), for as long as they run. */
-const announcesOnNetwork: Rule = ({ prog, args, st }) => {
-  st.repeatable = false;
-  if (!onlyAsksAbout(args)) danger(st, `announces a service or an address to the local network (${prog})`);
-};
-
+const announcesOnNetwork = dangerUnlessOnlyAsked((prog) => `announces a service or an address to the local network (${prog})`);
 /** tcpreplay and its kin send a capture's packets out of an interface, onto whatever network it joins: replayed attacks included. */
-const replaysTraffic: Rule = ({ prog, args, st }) => {
-  st.repeatable = false;
-  if (!onlyAsksAbout(args)) danger(st, `sends a capture's packets onto a network interface (${prog})`);
-};
+const replaysTraffic = dangerUnlessOnlyAsked((prog) => `sends a capture's packets onto a network interface (${prog})`);
 
 /** SNMP traps and informs carry their values to another host; `snmpset` changes a device's settings there. */
 const snmpSends: Rule = ({ prog, args, st }) => {

@@ -4,6 +4,7 @@ import type { SimpleCommand, Word } from '../shell-lex.js';
 import {
   checkWriteTarget,
   danger,
+  dangerUnlessOnlyAsked,
   hasFlag,
   namesThisMachine,
   onlyAsksAbout,
@@ -1303,11 +1304,9 @@ export const SYSTEM_RULES: RuleTable = {
     // linuxptp's daemons discipline a network card's clock and the machine's from it (ptp4l, phc2sys, ts2phc,
     // timemaster), and Facebook's ptp4u and sptp serve or take PTP time on an interface; phc_ctl sets a card's clock.
     ...Object.fromEntries(
-      ['ptp4l', 'phc2sys', 'ts2phc', 'timemaster', 'ptp4u', 'sptp'].map((p): [string, Rule] => [
+      ['ptp4l', 'phc2sys', 'ts2phc', 'timemaster', 'ptp4u', 'sptp'].map((p) => [
         p,
-        ({ prog, args, st }) => {
-          if (!onlyAsksAbout(args)) danger(st, `sets or serves the machine's clock (${prog})`);
-        },
+        dangerUnlessOnlyAsked((prog) => `sets or serves the machine's clock (${prog})`),
       ]),
     ),
     phc_ctl: ({ args, st }) => {
