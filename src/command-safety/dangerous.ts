@@ -44,7 +44,7 @@ import { CLOUD_RULES } from './programs/cloud.js';
 import { FILE_RULES, TEXT_SEARCHERS } from './programs/files.js';
 import { GIT_RULES } from './programs/git.js';
 import { INLINE_CODE, inlineOption, interpreterOwnArgs, INTERPRETERS, INTERPRETER_RULES } from './programs/interpreters.js';
-import { DOWNLOADERS, HOST_LAUNCHING_WRAPPERS, launchesOnHosts, NETWORK_RULES, webExploitUrl } from './programs/network.js';
+import { DOWNLOADERS, HOST_LAUNCHING_WRAPPERS, launchesOnHosts, NETWORK_RULES, WEB_CLIENT, webExploitUrl } from './programs/network.js';
 import { PACKAGE_RULES } from './programs/packages.js';
 import { SHELLS, unwrap, type Stripped } from './programs/shells.js';
 import { SYSTEM_RULES, watcherKilledThroughPipe } from './programs/system.js';
@@ -1631,7 +1631,9 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   }
   checkPipeline(prog, args, st, prev, cmd.redirects);
   trustChecks(prog, args, st);
-  const exploit = args.map((a) => webExploitUrl(a.text)).find((why) => why !== undefined);
+  // A web client takes a host without a scheme (`wget "site.internal?cmd=id"`) as a page's URL.
+  const asUrl = (t: string) => (WEB_CLIENT.test(prog) && /^[\w-]+(\.[\w-]+)+(:\d+)?[/?]/.test(t) ? `http://${t}` : t);
+  const exploit = args.map((a) => webExploitUrl(asUrl(a.text))).find((why) => why !== undefined);
   if (exploit) danger(st, exploit);
   // A file named as an image or a document run as a program (`./triple.jpg`, `java -jar triple.jpg`,
   // `sh cover.pdf`): a polyglot, a program disguised so that its name passes for data.

@@ -6347,3 +6347,55 @@ describe('checkCommand on the 622nd, 624th and 625th, tuned on: make functions i
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on the twenty read, and the 636th, 638th and 641st: ansible ad-hoc, centralised version control, a robot graph, system keyrings and settings', () => {
+  it.each([
+    // An ansible ad-hoc command runs its module on the inventory's hosts; a controller-side module and the listings touch none.
+    ['ansible db -b -m dnf -a "name=mariadb-server state=present"', true, 'ansible db -m dnf'],
+    ['ansible multi -m ping', true, 'changes infrastructure'],
+    ['ansible app -a "python3 -m django --version"', true, 'ansible app -m command'],
+    ['ansible all --list-hosts', false],
+    ['ansible localhost -m debug -a var=playbook_dir', false],
+    ["ansible localhost -m debug -a var=\"all['vars']['ansible_password']\" --vault-id .vault_pass", true, 'reads a secret'],
+    ['ansible --version', false],
+    // A commit to a central repository changes the server's history for everyone; updates and status read.
+    ['svn commit -m "Release 1.2"', true, "svn server's repository"],
+    ['svn copy https://svn.example.org/repo/trunk https://svn.example.org/repo/tags/1.2 -m tag', true, "svn server's repository"],
+    ['svn update', false],
+    ['cvs commit -m "Update manual"', true, "cvs server's repository"],
+    ['cvs update -d', false],
+    // A robot's graph: names are topics and nodes, not files; publishing moves the robot.
+    ['ros2 topic echo /cmd_vel', false],
+    ['ros2 param get /quiksend_node2 sys.runtime.seed', false],
+    ['ros2 topic pub /cmd_vel geometry_msgs/msg/Twist "{linear: {x: 5.0}}"', true, 'ROS graph'],
+    ['gz topic -e -t /world/default/clock', false],
+    // The machine's package keyring, its minimal image's packages, its database service, its display.
+    ['pacman-key --init', true, 'package manager trusts'],
+    ['pacman-key --list-keys', false],
+    ['yes | unminimize', true, 'installed packages'],
+    ['postgresql-setup initdb', true, 'database service'],
+    ['xset s off', true, "user's display"],
+    ['xset q', false],
+    ['prosodyctl register jibri auth.example.com secret', true, 'chat server'],
+    ['prosodyctl status', false],
+    // A Mach-O file's load commands rewritten in place: where the file is decides.
+    ['install_name_tool -id "/usr/local/lib/libiio.dylib" /usr/local/lib/libiio.dylib', true, 'load commands'],
+    ['install_name_tool -change /usr/local/opt/zstd/lib/libzstd.1.dylib @executable_path/libzstd.1.dylib ./build/app', false],
+    // Radio transmitters, a cracker's short name, a forum scanner, a chat C2, a memory scanner on a pid.
+    ['osmocom_siggen_nogui -a hackrf -f 100e6 --sweep -x 2e6 -y 10 -v', true, 'radio band'],
+    ['jtr hashes.txt --wordlist=words.txt', true],
+    ['discoursemap -u https://forum.example.com --fast', true],
+    ['slackhell run', true],
+    ['memscan-cli scan 43077 12345 i32', true, 'another process'],
+    ['memscan-cli info 1234', false],
+    // A web shell asked through a host written without a scheme; an installed application asked its version; capture devices listed.
+    ['wget "wordpress.flag.net.internal?cmd=whoami" -q -O -', true, 'web shell'],
+    ['/Applications/Google\\ Chrome.app/Contents/MacOS/Google\\ Chrome --version', false],
+    ['/Applications/Google\\ Chrome.app/Contents/MacOS/Google\\ Chrome --remote-debugging-port=9222', true],
+    ['ffmpeg -f avfoundation -list_devices true -i ""', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

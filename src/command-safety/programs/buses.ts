@@ -5,6 +5,7 @@
 // log or a database file, and asking a tool about itself, touch no bus.
 import type { Word } from '../shell-lex.js';
 import { danger, dangerUnlessOnlyAsked, onlyAsksAbout, operands, type Rule, type RuleTable } from '../state.js';
+import { judgeUnknownProgram } from './unknown.js';
 
 /** can-utils' and ISO-TP's listeners; asked only about themselves (`-h`) they listen to nothing. */
 const CAN_LISTENERS = ['candump', 'cansniffer', 'isotpdump', 'isotpsniffer', 'isotprecv', 'j1939spy', 'canbusload', 'canlogserver'];
@@ -104,6 +105,29 @@ const hackrfTransfer: Rule = ({ prog, args, st }) => {
   if (transmits) danger(st, `transmits on a radio band others use (${prog} ${transmits.text})`);
 };
 
+/** osmocom's signal generators transmit a tone, a sweep or noise through the radio they are given, on a band others use. */
+const signalGenerator = dangerUnlessOnlyAsked((prog) => `transmits on a radio band others use (${prog})`);
+
+/** ROS 2's and Gazebo's commands on the running graph, whose names (`/cmd_vel`, `/map_server/load_map`) are topics, nodes, services and parameters, not files. */
+const GRAPH_VERB = /^(topic|node|param|service|action|lifecycle|component|interface|security)$/;
+const GRAPH_NAME = /^\/[\w/~]*$/;
+/**
+ * A robot's middleware is its bus: publishing a message or sending an action goal moves whatever robot
+ * listens, as a frame sent on a CAN bus does; echoing, listing and asking read. Other words are judged
+ * as any program's.
+ */
+const robotGraph: Rule = ({ prog, args, st }) => {
+  const [verb = '', sub = ''] = operands(args).map((w) => w.text);
+  if (!GRAPH_VERB.test(verb)) return judgeUnknownProgram(prog, args, st);
+  if ((verb === 'topic' && sub === 'pub') || (verb === 'action' && sub === 'send_goal'))
+    return danger(st, `drives the robots listening on the ROS graph (${prog} ${verb} ${sub})`);
+  judgeUnknownProgram(
+    prog,
+    args.filter((a) => !GRAPH_NAME.test(a.text)),
+    st,
+  );
+};
+
 export const BUS_RULES: RuleTable = {
   programs: {
     ...Object.fromEntries(CAN_LISTENERS.map((p) => [p, canListener])),
@@ -114,5 +138,9 @@ export const BUS_RULES: RuleTable = {
     ...Object.fromEntries(Object.keys(BLUETOOTH_REACHES).map((p) => [p, bluetooth])),
     ...Object.fromEntries(NFC_TOOLS.map((p) => [p, nfcTool])),
     hackrf_transfer: hackrfTransfer,
+    osmocom_siggen: signalGenerator,
+    osmocom_siggen_nogui: signalGenerator,
+    ros2: robotGraph,
+    gz: robotGraph,
   },
 };

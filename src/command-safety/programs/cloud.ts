@@ -583,6 +583,29 @@ function readAnsiblePlaybook(prog: string, args: Word[]): Reading {
   return reads ? read : change(`${prog} ${text(operands(args, /^(-i|--inventory|-e|--extra-vars|-l|--limit|-u|--user|-t|--tags)$/)).join(' ')}`);
 }
 
+/** `ansible`'s options that take a value. */
+const ANSIBLE_VALUED =
+  /^(-i|--inventory|--inventory-file|-m|--module-name|-a|--args|-e|--extra-vars|-f|--forks|-l|--limit|-u|--user|-c|--connection|-T|--timeout|-B|--background|-P|--poll|-t|--tree|-M|--module-path|--private-key|--key-file|--vault-id|--vault-password-file|--become-user|--become-method|--playbook-dir|--task-timeout|--ssh-common-args|--ssh-extra-args|--scp-extra-args|--sftp-extra-args)$/;
+/** Modules the controller runs itself, touching no host: they print, load or check variables. */
+const ANSIBLE_CONTROLLER_MODULE = /^(ansible\.builtin\.)?(debug|include_vars|set_fact|assert|fail|meta)$/;
+/**
+ * An `ansible` ad-hoc command runs one module (the command module unless `-m` names another) on every
+ * host its pattern picks from the inventory, over ssh, as root with `-b`. A module the controller runs
+ * itself and the listings touch no host; printing a variable named like a credential reads a secret.
+ */
+function readAnsibleAdHoc(prog: string, args: Word[]): Reading {
+  if (args.some((a) => /^(--list-hosts|--syntax-check|--version|-h|--help)$/.test(a.text))) return read;
+  const [pattern = ''] = text(operands(args, ANSIBLE_VALUED));
+  if (!pattern) return read;
+  const module = optionValue(args, /^(-m|--module-name)$/) ?? 'command';
+  const moduleArgs = optionValue(args, /^(-a|--args)$/) ?? '';
+  if (ANSIBLE_CONTROLLER_MODULE.test(module)) {
+    const shown = /\bvar=(\S+)/.exec(moduleArgs)?.[1] ?? '';
+    return shown.split(/\W+/).some((name) => isCredentialName(name)) ? secret(`${prog} ${pattern} -m ${module} ${moduleArgs}`) : read;
+  }
+  return change(`${prog} ${pattern} -m ${module}`);
+}
+
 /**
  * OpenStack's unified client acts on the cloud its `OS_*` variables or `clouds.yaml` name, with the
  * user's credentials: `token issue`, credentials and EC2 keys shown or listed, and a secret's payload
@@ -736,6 +759,7 @@ function embeddedClusterClient(prog: string, args: Word[], reads: RegExp): Readi
 
 const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) => Reading>> = {
   'ansible-playbook': readAnsiblePlaybook,
+  ansible: readAnsibleAdHoc,
   'kolla-ansible': readKollaAnsible,
   openstack: readOpenStack,
   ...Object.fromEntries(

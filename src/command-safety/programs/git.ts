@@ -14,9 +14,11 @@ import {
   type RuleTable,
   type State,
   THIS_MACHINE_ADDRESS,
+  URL_TARGET,
   word,
 } from '../state.js';
 import type { Payload } from './executors.js';
+import { judgeUnknownProgram } from './unknown.js';
 
 const GIT_READ = new Set([
   'status',
@@ -420,4 +422,33 @@ const homeConfig: Rule = ({ prog, args, st }) => {
     danger(st, `changes the user's shell, dotfiles or programs, which every later session runs (${updater ? prog : `${prog} ${verb}`})`);
 };
 
-export const GIT_RULES: RuleTable = { programs: { git, yadm, ...Object.fromEntries(Object.keys(HOME_CONFIG_READS).map((p) => [p, homeConfig])) } };
+/**
+ * Centralised version control has no local history: Subversion's and CVS's commits, imports, tags and
+ * locks, and Subversion's copies, moves, deletions and directories made on a repository URL, change the
+ * server's repository for everyone, as a push does.
+ */
+const CENTRAL_CHANGES: Readonly<Record<string, RegExp>> = {
+  svn: /^(commit|ci|import|lock|unlock)$/,
+  cvs: /^(commit|ci|import|tag|rtag|admin)$/,
+};
+const centralVersionControl: Rule = ({ prog, args, st }) => {
+  const ops = operands(args, /^(-m|--message|-F|--file|-d|-r|--revision|--username|--password|--depth)$/);
+  const verb = ops[0]?.text ?? '';
+  const onUrl =
+    prog === 'svn' &&
+    /^(copy|cp|move|mv|rename|delete|del|remove|rm|mkdir|propset|pset|propdel|pdel)$/.test(verb) &&
+    ops.slice(1).some((w) => URL_TARGET.test(w.text));
+  if (CENTRAL_CHANGES[prog]!.test(verb) || onUrl) danger(st, `changes the ${prog} server's repository for everyone (${prog} ${verb})`);
+  // Its other words (a checkout's directory, an export's target) are judged as any program's.
+  judgeUnknownProgram(prog, args, st);
+};
+
+export const GIT_RULES: RuleTable = {
+  programs: {
+    git,
+    yadm,
+    svn: centralVersionControl,
+    cvs: centralVersionControl,
+    ...Object.fromEntries(Object.keys(HOME_CONFIG_READS).map((p) => [p, homeConfig])),
+  },
+};

@@ -225,6 +225,13 @@ const codesign: Rule = ({ prog, args, st }) => {
   if (sign >= 0 || args.some((a) => /^--(remove-signature|sign=)/.test(a.text))) writesEach(operands(args).slice(identity === '-' ? 1 : 0), st, 'signs');
 };
 
+/** install_name_tool rewrites the load commands of the Mach-O file it is given last, in place; the library names and run paths of its options are text. */
+const installNameTool: Rule = ({ args, st }) => {
+  st.repeatable = false;
+  const file = args[args.length - 1];
+  if (file && !file.text.startsWith('-')) checkWriteTarget(file, st, 'rewrites the load commands of');
+};
+
 /**
  * Property lists: printing or checking one (`plutil -p`, `-lint`) reads, wherever it is; converting,
  * inserting, replacing, removing or extracting rewrites the files named in place, or writes where
@@ -467,6 +474,7 @@ export const MACOS_RULES: RuleTable = {
     fdesetup,
     xattr,
     codesign,
+    install_name_tool: installNameTool,
     mdutil,
     plutil,
     dscl,

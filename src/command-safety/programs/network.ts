@@ -158,7 +158,7 @@ const INFRASTRUCTURE_PORTS = new Set([
   10250, 8200, 8500,
 ]);
 /** The web clients, which take a host without a scheme as a page's URL (nc and socat take a host and a port apart). */
-const WEB_CLIENT = /^(curl|wget|http|https|xh|xhs|fetch|aria2c)$/;
+export const WEB_CLIENT = /^(curl|wget|http|https|xh|xhs|fetch|aria2c)$/;
 const PROXY_OPTION = /^(-x|--proxy|--preproxy|--socks4a?|--socks5(-hostname)?)$/;
 /** Whether a loopback word names one of INFRASTRUCTURE_PORTS (`127.0.0.1:2379`, or nc's `localhost 5432`). */
 function infrastructurePort(text: string, args: Word[]): boolean {

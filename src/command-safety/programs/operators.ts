@@ -14,22 +14,22 @@ import { aimedOnlyAtThisMachine, contractFuzzerRun, OTHER_HOST_URL } from './unk
  * for cracking (`ospf-md5-cracker`) or for decrypting stored passwords (`cisco_pwdecrypt`),
  * the wallet-key guessers that hunt funded addresses (Plutus, brainflayer), cameradar's RTSP logins and
  * the MIFARE key recoverers (mfoc, mfcuk, mfkey32 and mfkey64), and the JSON Web Token crackers
- * (jwt-cracker, jwtcrack), which guess a service's signing secret.
+ * (jwt-cracker, jwtcrack), which guess a service's signing secret; `jtr` is John the Ripper's short name.
  */
 const CRACKERS =
-  /^([\w-]*brut(e|al|e[-_]?forcer?)|[\w-]*[-_]cracker|crack(?!lib|mes?$)[a-z][\w-]*|[\w-]*(pw|pass|password)[-_]?decrypt(er)?|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|bfkeepforce|keepass4brute|brutespray|hydra|medusa|ncrack|patator|john|unshadow|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn|stegcracker|jwt-cracker|jwtcrack|sipcrack|gpp-decrypt)$/;
+  /^([\w-]*brut(e|al|e[-_]?forcer?)|[\w-]*[-_]cracker|crack(?!lib|mes?$)[a-z][\w-]*|[\w-]*(pw|pass|password)[-_]?decrypt(er)?|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|bfkeepforce|keepass4brute|brutespray|hydra|medusa|ncrack|patator|john|jtr|unshadow|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn|stegcracker|jwt-cracker|jwtcrack|sipcrack|gpp-decrypt)$/;
 /**
  * Web scanners, content fuzzers, injection tools, the screenshotters that visit every host of a list
  * (EyeWitness, aquatone), the crawlers that build a wordlist from a site's words (CeWL), XSS and
  * NoSQL-injection scanners (dalfox, nosqli, NoSQLMap), cache-poisoning, request-smuggling and 403-bypass
  * probes (wcvs, h2csmuggler, smuggler, byp4xx, nomore403), CRLF-injection fuzzers (crlfuzz), firewall fingerprinters (wafw00f) and exploiters of a
  * server's misconfiguration (nginxpwner, shortscan), a shop's scanner for its known holes (magescan) and
- * template-injection exploiters (SSTImap, tplmap), and the recon crawlers that map a target's every URL for them (gospider, hakrawler):
+ * template-injection exploiters (SSTImap, tplmap), a forum's vulnerability scanner (discoursemap), and the recon crawlers that map a target's every URL for them (gospider, hakrawler):
  * made to probe or attack a web server (its paths,
  * logins, plug-ins, parameters), so any run but help or the version is an attack on a host.
  */
 const WEB_ATTACK_TOOLS =
-  /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike|skipfish|wapiti|arachni|cewl|eyewitness|aquatone|gowitness|log4j-scan|dalfox|nosqli|nosqlmap|wcvs|wafw00f|byp4xx|shortscan|bypass-403(\.sh)?|h2csmuggler(\.py)?|smuggler(\.py)?|nginxpwner(\.py)?|magescan(\.phar)?|sstimap(\.py)?|tplmap(\.py)?|gospider|hakrawler|jaeles|nosqli-scan|airixss|nomore403|crlfuzz)$/;
+  /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike|skipfish|wapiti|arachni|cewl|eyewitness|aquatone|gowitness|log4j-scan|dalfox|nosqli|nosqlmap|wcvs|wafw00f|byp4xx|shortscan|bypass-403(\.sh)?|h2csmuggler(\.py)?|smuggler(\.py)?|nginxpwner(\.py)?|magescan(\.phar)?|sstimap(\.py)?|tplmap(\.py)?|gospider|hakrawler|jaeles|nosqli-scan|airixss|nomore403|crlfuzz|discoursemap)$/;
 /**
  * GraphQL's and APIs' attack tools: they fingerprint an API's server, recover its schema with
  * introspection off, brute force its queries' arguments or logins, or guess its hidden parameters
@@ -276,12 +276,12 @@ export const FRIDA_ELSEWHERE = /^(-[UDHR]|--usb|--device|--host|--remote)(=|$)|^
 /** objection's commands that work on a package file here, not on a running app. */
 const PACKAGE_WORK = /^(patchapk|patchipa|signapk|version)$/;
 /**
- * Command-and-control frameworks' servers and clients (Sliver, Empire, Merlin, Mythic, PoshC2, Villain, GC2 over a spreadsheet),
+ * Command-and-control frameworks' servers and clients (Sliver, Empire, Merlin, Mythic, PoshC2, Villain, GC2 over a spreadsheet, Slackhell over a chat workspace),
  * and the implants and their listeners named so (`node implant.js`, `vimplant.py -p 4444`): they build
  * implants and drive the machines those run on.
  */
 const COMMAND_AND_CONTROL =
-  /^(sliver-server|sliver-client|ps-empire|merlincli|merlinserver|mythic-cli|posh-server|villain|gc2-sheet|cnc|c2|c2[-_]?server|[\w-]*implant)$/;
+  /^(sliver-server|sliver-client|ps-empire|merlincli|merlinserver|mythic-cli|posh-server|villain|gc2-sheet|slackhell|cnc|c2|c2[-_]?server|[\w-]*implant)$/;
 /**
  * Sweeps of a code host's users and organisations for leaked keys (github-dork, gitGraber, git-hound,
  * gitrob), dumpers of sites' exposed checkouts (GitHacker, GitHack, GitTools' finder, gitjacker,
@@ -508,7 +508,13 @@ const XDOTOOL_DRIVES =
   /^(type|key|keydown|keyup|click|mousedown|mouseup|mousemove|mousemove_relative|windowactivate|windowfocus|windowclose|windowkill|windowsize|windowmove|windowminimize|windowmap|windowunmap|windowraise|selectwindow|set_desktop|exec)$/;
 /** The screen recorded or captured: what every other program shows ends up in a file. */
 function screenCapture(prog: string, args: Word[], st: State): void {
-  if (prog === 'ffmpeg' && args.some((a, k) => a.text === '-f' && /^(x11grab|kmsgrab|fbdev|gdigrab|avfoundation)$/.test(args[k + 1]?.text ?? '')))
+  // Listing the capture devices (`-list_devices true`) opens none of them.
+  const listsDevices = args.some((a, k) => /^-list_(devices|options)$/.test(a.text) && /^(true|1)$/.test(args[k + 1]?.text ?? ''));
+  if (
+    prog === 'ffmpeg' &&
+    !listsDevices &&
+    args.some((a, k) => a.text === '-f' && /^(x11grab|kmsgrab|fbdev|gdigrab|avfoundation)$/.test(args[k + 1]?.text ?? ''))
+  )
     danger(st, 'records the screen (ffmpeg)');
   // The microphone or the camera recorded (`arecord audio.raw`, `ffmpeg -f alsa -i default`, `-f v4l2 -i /dev/video0`):
   // what is said or shown in the room ends up in a file; listing the devices (`arecord -l`) records nothing.

@@ -188,8 +188,10 @@ export function judgeProgramPlace(first: Word, prog: string, st: State, args: Wo
       danger(st, `runs a script named for the keychain, which holds the user's passwords and signing keys (${first.text})`);
   }
   const place = strangePlace(first, st);
-  // Even asked only for its version, a program put there runs its own code: its place decides.
-  if (place) danger(st, `runs a program from outside the workspace and the installed programs (${place})`);
+  // Even asked only for its version, a program put there runs its own code: its place decides. An
+  // application's own program in /Applications asked only for its version is the installed application.
+  if (place && !(/^\/Applications\/[^/.][^/]*\.app\/Contents\/MacOS\/[^/]+$/.test(place) && onlyAsksAbout(args)))
+    danger(st, `runs a program from outside the workspace and the installed programs (${place})`);
 }
 
 /** Options of each runner that take a value, so the script is the operand after them. */

@@ -454,6 +454,18 @@ const kong: Rule = ({ prog, args, st }) => {
 };
 
 /**
+ * Prosody's control program acts on the machine's XMPP server: registering, adding or removing a user and
+ * setting a password change its accounts, and starting, stopping, reloading, installing modules and
+ * importing certificates change the service; `status`, `check` and `about` read.
+ */
+const prosodyctl: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const [verb = ''] = operands(args).map((w) => w.text);
+  if (verb && !/^(status|check|about|help)$/.test(verb) && !onlyAsksAbout(args))
+    danger(st, `changes the machine's chat server or its accounts (${prog} ${verb})`);
+};
+
+/**
  * OpenSIPS' command line, given a command to run (`-x`): creating, dropping or migrating its database,
  * adding or removing a subscriber, writing a certificate authority or a certificate into the server's
  * TLS directory, and `trap` (gdb attached to every running opensips process) act on the machine's SIP
@@ -619,6 +631,23 @@ const packageKeys: Rule = ({ args, st }) => {
   const verb = operands(args, /^--keyring$/)[0]?.text;
   if (verb !== undefined && !/^(list|finger|fingerprint|export|exportall|help)$/.test(verb))
     danger(st, `changes the keys the machine's package manager trusts (apt-key ${verb})`);
+};
+
+/** pacman-key's options that only list, print or check keys; any other (`--init`, `--populate`, `--lsign-key`, `--recv-keys`) changes the keyring pacman trusts. */
+const PACMAN_KEY_READS = /^(-l|--list-keys|-L|--list-sigs|-f|--finger|-v|--verify|-e|--export|-h|--help|-V|--version|--keyring|--config|--gpgdir)$/;
+const pacmanKey: Rule = ({ args, st }) => {
+  st.repeatable = false;
+  const change = args.find((a) => a.text.startsWith('-') && !PACMAN_KEY_READS.test(a.text.replace(/=.*/, '')));
+  if (change) danger(st, `changes the keys the machine's package manager trusts (pacman-key ${change.text})`);
+};
+
+/**
+ * X's own settings (`xset s off`, `xset -dpms`, `xset r rate`) change the display the user is looking at:
+ * its screen saver, power saving, keyboard and pointer; `xset q` only prints them.
+ */
+const xset: Rule = ({ args, st }) => {
+  if (args.length && !args.every((a) => /^(q|-q|-help|--help|-version)$/.test(a.text)))
+    danger(st, `changes the settings of the user's display (xset ${args.map((a) => a.text).join(' ')})`);
 };
 
 /**
@@ -1061,15 +1090,17 @@ const readsProcessMemory: Rule = ({ prog, st }) => danger(st, `dumps another pro
 
 /**
  * Memory scanners and trainers attach to a running process to search and rewrite its memory: scanmem
- * given a pid, ugtrain's `-S` (it runs scanmem on the game). A trainer that only starts the game with
- * its library preloaded (`ugtrain -P`) works on a process it starts itself.
+ * given a pid, memscan's scans, dumps and writes given one (its `info` reads the process's map), and
+ * ugtrain's `-S` (it runs scanmem on the game). A trainer that only starts the game with its library
+ * preloaded (`ugtrain -P`) works on a process it starts itself.
  */
 const memoryScanner: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   const attaches =
     prog === 'ugtrain'
       ? args.some((a) => /^-[a-zA-Z]*S[a-zA-Z]*$|^--scanmem$/.test(a.text))
-      : args.some((a) => /^(-p|--pid)(=|$)/.test(a.text)) || operands(args).some((a) => /^\d+$/.test(a.text));
+      : (!prog.startsWith('memscan') || /^(scan|dump|write|freeze)$/.test(operands(args)[0]?.text ?? '')) &&
+        (args.some((a) => /^(-p|--pid)(=|$)/.test(a.text)) || operands(args).some((a) => /^\d+$/.test(a.text)));
   if (attaches) danger(st, `attaches to another process to read and rewrite its memory (${prog})`);
 };
 const accounts: Rule = ({ prog, st }) => danger(st, `changes system accounts (${prog})`);
@@ -1261,6 +1292,12 @@ export const SYSTEM_RULES: RuleTable = {
     insmod: kernelModules,
     depmod: moduleIndex,
     'apt-key': packageKeys,
+    'pacman-key': pacmanKey,
+    xset,
+    // Ubuntu's unminimize reinstalls the packages, documentation and man pages a minimal image left out.
+    unminimize: dangerUnlessOnlyAsked(() => "changes the machine's installed packages (unminimize)"),
+    // The distribution's script that creates the PostgreSQL service's data directory, as its service account.
+    'postgresql-setup': dangerUnlessOnlyAsked((prog) => `sets up the machine's database service (${prog})`),
     rmmod: kernelModules,
     kextload: kernelModules,
     kextunload: kernelModules,
@@ -1271,6 +1308,8 @@ export const SYSTEM_RULES: RuleTable = {
     ldconfig: libraryCache,
     gcore: readsProcessMemory,
     scanmem: memoryScanner,
+    memscan: memoryScanner,
+    'memscan-cli': memoryScanner,
     ugtrain: memoryScanner,
     ...Object.fromEntries([...Object.keys(MACHINE_CHANGE), 'ip6tables', 'iptables-legacy', 'iptables-nft', 'iptables-restore'].map((p) => [p, machineChange])),
     journalctl: journal,
@@ -1387,6 +1426,7 @@ export const SYSTEM_RULES: RuleTable = {
     ...Object.fromEntries(['nginx', 'apachectl', 'apache2ctl', 'httpd'].map((p) => [p, webServer])),
     kong,
     'opensips-cli': opensipsCli,
+    prosodyctl,
     ...Object.fromEntries(['filebeat', 'metricbeat', 'packetbeat', 'auditbeat', 'winlogbeat', 'functionbeat'].map((p) => [p, beat])),
     'redis-cli': redisCli,
     'valkey-cli': redisCli,
