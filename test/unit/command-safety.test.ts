@@ -6393,6 +6393,16 @@ describe('checkCommand on the twenty read, and the 636th, 638th and 641st: ansib
     ['/Applications/Google\\ Chrome.app/Contents/MacOS/Google\\ Chrome --version', false],
     ['/Applications/Google\\ Chrome.app/Contents/MacOS/Google\\ Chrome --remote-debugging-port=9222', true],
     ['ffmpeg -f avfoundation -list_devices true -i ""', false],
+    // A disk image the build makes is formatted or partitioned as a file; a device or a variable's name may be a disk.
+    ['mkfs.fat storage.img', false],
+    ['cfdisk sd.img', false],
+    ['parted -s disk.img mklabel msdos', false],
+    ['mkfs.vfat -F 32 -n BOOT boot.img', false],
+    ['mkfs.ext4 ../x.img', true, 'disks'],
+    ['parted --script "${IMG_FILE}" mklabel msdos', true, 'disks'],
+    // busybox linking its programs into the system's directories, or into a directory of the workspace.
+    ['busybox --install -s', true, 'program directories'],
+    ['busybox --install -s ./rootfs/bin', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

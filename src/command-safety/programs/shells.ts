@@ -2,7 +2,7 @@
 // wrappers are stripped so the real program is judged, privilege is dangerous in itself, and what a
 // shell runs (`bash -c '…'`, eval) is judged as a command text of its own by the engine.
 import type { Word } from '../shell-lex.js';
-import { base, danger, word, type State } from '../state.js';
+import { base, checkWriteTarget, danger, word, type State } from '../state.js';
 
 export const SHELLS: ReadonlySet<string> = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'fish', 'csh', 'tcsh', 'ash', 'busybox']);
 const SUDO_LISTS = /^-(l|ll|k|S|n|-list|-reset-timestamp|-stdin|-non-interactive)$/;
@@ -143,6 +143,13 @@ export function unwrap(words: Word[], st: State, stripped: Stripped[] = []): Wor
     const spec = Object.hasOwn(WRAPPERS, p) ? WRAPPERS[p] : undefined;
     // capsh told only to print or test the capabilities runs nothing, as `sudo -l` below.
     if (p === 'capsh' && ws.length > 1 && ws.slice(1).every((w) => CAPSH_READS.test(w.text))) return [word('true')];
+    // `busybox --install` links every applet into the system's program directories (or the one it is given).
+    if (p === 'busybox' && ws[1]?.text === '--install') {
+      const dir = ws.slice(2).find((w) => !w.text.startsWith('-'));
+      if (dir) checkWriteTarget(dir, st, "links busybox's programs into");
+      else danger(st, "links busybox's programs into the system's program directories (busybox --install)");
+      return [word('true')];
+    }
     // `sudo -l` lists what the user may run as whom and runs nothing (-k, -S and -n only say how to ask).
     if (p === 'sudo' && ws.length > 1 && ws.slice(1).some((w) => /^-(l|ll|-list)$/.test(w.text)) && ws.slice(1).every((w) => SUDO_LISTS.test(w.text)))
       return [word('true')];

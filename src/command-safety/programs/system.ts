@@ -3,6 +3,7 @@
 import type { SimpleCommand, Word } from '../shell-lex.js';
 import {
   checkWriteTarget,
+  classify,
   danger,
   dangerUnlessOnlyAsked,
   hasFlag,
@@ -1106,6 +1107,19 @@ const memoryScanner: Rule = ({ prog, args, st }) => {
 const accounts: Rule = ({ prog, st }) => danger(st, `changes system accounts (${prog})`);
 
 /**
+ * A disk image in the workspace (`mkfs.fat storage.img`, `cfdisk sd.img`), named as one, is a file the
+ * build makes: formatting or partitioning it touches no disk. A device, or a name a variable holds, may be one.
+ */
+const DISK_IMAGE_FILE = /\.(img|raw|iso|qcow2|vhdx?|vmdk|ext[234]|fat|squashfs)$/i;
+const onlyDiskImages = (prog: string, args: Word[], st: State) => {
+  // The formatters' options that take a value (a label, a size, a type, a directory to copy in).
+  const ops = operands(args, prog === 'parted' ? /^$/ : /^-[LnFbEOtTNmiIcUJdgGsSaCh]$/);
+  // parted's first operand is the disk; the rest are its commands.
+  const targets = prog === 'parted' ? ops.slice(0, 1) : ops.filter((a) => !/^\d+[KMGT]?$/i.test(a.text));
+  return targets.length > 0 && targets.every((t) => DISK_IMAGE_FILE.test(t.text) && !/[$`]/.test(t.text) && classify(t, st).cls === 'inside');
+};
+
+/**
  * Whether a partitioning tool only lists the partition tables (`fdisk -l`, `sfdisk -l`, `parted -l`,
  * `parted /dev/sda print`) or prints its version or help: a read, like `lsblk`.
  */
@@ -1466,7 +1480,7 @@ export const SYSTEM_RULES: RuleTable = {
     [
       /^(mkfs(\..+)?|mke2fs|mkswap|wipefs|fdisk|sfdisk|cfdisk|gdisk|sgdisk|parted|badblocks)$/,
       ({ prog, args, st }) => {
-        if (!listsPartitions(prog, args)) danger(st, `formats or repartitions disks (${prog})`);
+        if (!listsPartitions(prog, args) && !onlyDiskImages(prog, args, st)) danger(st, `formats or repartitions disks (${prog})`);
       },
     ],
   ],
