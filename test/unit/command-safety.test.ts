@@ -6358,6 +6358,11 @@ describe('checkCommand on the twenty read, and the 636th, 638th and 641st: ansib
     ['ansible localhost -m debug -a var=playbook_dir', false],
     ["ansible localhost -m debug -a var=\"all['vars']['ansible_password']\" --vault-id .vault_pass", true, 'reads a secret'],
     ['ansible --version', false],
+    // On this machine, as the user, the command modules are judged as the command they run, and the project's roles as its code.
+    ['ansible --task-timeout 5 localhost -m command -a \'{"cmd": "whoami"}\'', false],
+    ['ansible localhost -m shell -a "rm -rf ~"', true, 'home directory'],
+    ['ansible -m include_role -a name=role1 localhost', false],
+    ['ansible localhost -b -a "ls"', true, 'ansible localhost -m command'],
     // A commit to a central repository changes the server's history for everyone; updates and status read.
     ['svn commit -m "Release 1.2"', true, "svn server's repository"],
     ['svn copy https://svn.example.org/repo/trunk https://svn.example.org/repo/tags/1.2 -m tag', true, "svn server's repository"],

@@ -588,21 +588,36 @@ const ANSIBLE_VALUED =
   /^(-i|--inventory|--inventory-file|-m|--module-name|-a|--args|-e|--extra-vars|-f|--forks|-l|--limit|-u|--user|-c|--connection|-T|--timeout|-B|--background|-P|--poll|-t|--tree|-M|--module-path|--private-key|--key-file|--vault-id|--vault-password-file|--become-user|--become-method|--playbook-dir|--task-timeout|--ssh-common-args|--ssh-extra-args|--scp-extra-args|--sftp-extra-args)$/;
 /** Modules the controller runs itself, touching no host: they print, load or check variables. */
 const ANSIBLE_CONTROLLER_MODULE = /^(ansible\.builtin\.)?(debug|include_vars|set_fact|assert|fail|meta)$/;
+/** Modules that run the project's own roles and task files. */
+const ANSIBLE_PROJECT_MODULE = /^(ansible\.builtin\.)?(include_role|import_role|include_tasks|import_tasks)$/;
+/** Modules whose argument is a command line. */
+const ANSIBLE_COMMAND_MODULE = /^(ansible\.builtin\.)?(command|shell|raw)$/;
+
+/** One `ansible` ad-hoc run: the host pattern, the module, its arguments, and whether it runs as root. */
+export function ansibleAdHoc(args: Word[]): { pattern: string; module: string; moduleArgs: string; local: boolean; become: boolean } {
+  const [pattern = ''] = text(operands(args, ANSIBLE_VALUED));
+  const module = optionValue(args, /^(-m|--module-name)$/) ?? 'command';
+  const moduleArgs = optionValue(args, /^(-a|--args)$/) ?? '';
+  const become = args.some((a) => /^(-b|--become|-K|--ask-become-pass)$/.test(a.text));
+  return { pattern, module, moduleArgs, local: /^(localhost|127\.0\.0\.1),?$/.test(pattern), become };
+}
+
 /**
  * An `ansible` ad-hoc command runs one module (the command module unless `-m` names another) on every
  * host its pattern picks from the inventory, over ssh, as root with `-b`. A module the controller runs
  * itself and the listings touch no host; printing a variable named like a credential reads a secret.
+ * On this machine, as the user, the command modules are judged as the command they run (executors.ts)
+ * and the project's roles as the project's code.
  */
 function readAnsibleAdHoc(prog: string, args: Word[]): Reading {
   if (args.some((a) => /^(--list-hosts|--syntax-check|--version|-h|--help)$/.test(a.text))) return read;
-  const [pattern = ''] = text(operands(args, ANSIBLE_VALUED));
+  const { pattern, module, moduleArgs, local, become } = ansibleAdHoc(args);
   if (!pattern) return read;
-  const module = optionValue(args, /^(-m|--module-name)$/) ?? 'command';
-  const moduleArgs = optionValue(args, /^(-a|--args)$/) ?? '';
   if (ANSIBLE_CONTROLLER_MODULE.test(module)) {
     const shown = /\bvar=(\S+)/.exec(moduleArgs)?.[1] ?? '';
     return shown.split(/\W+/).some((name) => isCredentialName(name)) ? secret(`${prog} ${pattern} -m ${module} ${moduleArgs}`) : read;
   }
+  if (local && !become && (ANSIBLE_COMMAND_MODULE.test(module) || ANSIBLE_PROJECT_MODULE.test(module))) return read;
   return change(`${prog} ${pattern} -m ${module}`);
 }
 
