@@ -6348,7 +6348,7 @@ describe('checkCommand on the 622nd, 624th and 625th, tuned on: make functions i
   });
 });
 
-describe('checkCommand on the twenty read, and the 636th, 638th and 641st: ansible ad-hoc, centralised version control, a robot graph, system keyrings and settings', () => {
+describe('checkCommand on the twenty read, and the 636th, 638th, 641st and 644th: ansible ad-hoc, centralised version control, a robot graph, system keyrings and settings', () => {
   it.each([
     // An ansible ad-hoc command runs its module on the inventory's hosts; a controller-side module and the listings touch none.
     ['ansible db -b -m dnf -a "name=mariadb-server state=present"', true, 'ansible db -m dnf'],
@@ -6408,6 +6408,9 @@ describe('checkCommand on the twenty read, and the 636th, 638th and 641st: ansib
     // busybox linking its programs into the system's directories, or into a directory of the workspace.
     ['busybox --install -s', true, 'program directories'],
     ['busybox --install -s ./rootfs/bin', false],
+    // watch's command is judged once, as a command of its own.
+    ['watch ls -lah /var/log/dnsmasq.log', false],
+    ['watch -n 1 rm -rf /', true, 'root directory'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

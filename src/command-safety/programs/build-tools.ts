@@ -1004,8 +1004,9 @@ export const BUILD_TOOL_RULES: RuleTable = {
     ...Object.fromEntries(['mkdocs', 'cucumber', 'cabal-plan'].map((p) => [p, everyday()])),
     dart: dartTool,
     flutter: dartTool,
-    // watch repeats the command it is given, which executors.ts reads and judges as a command of its own.
-    watch: everyday(),
+    // watch repeats the command it is given, which executors.ts reads and judges as a command of its own;
+    // its own options name no file, so its words are not judged again as a program's.
+    watch: () => {},
     // Java's older build tool, Jekyll's site builder, criterion's and the schema and licence checkers,
     // PHP's fixer, line-ending converters and mktemp: workspace tools, judged by what they are given
     // (`ant deploy` or `jekyll serve --host 0.0.0.0` as any program; `mktemp -p /etc` by its path).
