@@ -6348,7 +6348,7 @@ describe('checkCommand on the 622nd, 624th and 625th, tuned on: make functions i
   });
 });
 
-describe('checkCommand on the twenty read, and the 636th, 638th, 641st and 644th: ansible ad-hoc, centralised version control, a robot graph, system keyrings and settings', () => {
+describe('checkCommand on the twenty read, and the 636th, 638th, 641st, 644th and 646th: ansible ad-hoc, centralised version control, a robot graph, system keyrings and settings', () => {
   it.each([
     // An ansible ad-hoc command runs its module on the inventory's hosts; a controller-side module and the listings touch none.
     ['ansible db -b -m dnf -a "name=mariadb-server state=present"', true, 'ansible db -m dnf'],
@@ -6389,6 +6389,7 @@ describe('checkCommand on the twenty read, and the 636th, 638th, 641st and 644th
     // Radio transmitters, a cracker's short name, a forum scanner, a chat C2, a memory scanner on a pid.
     ['osmocom_siggen_nogui -a hackrf -f 100e6 --sweep -x 2e6 -y 10 -v', true, 'radio band'],
     ['jtr hashes.txt --wordlist=words.txt', true],
+    ['autopasscrack https://example.com/login --username myuser', true, 'cracks passwords'],
     ['discoursemap -u https://forum.example.com --fast', true],
     ['slackhell run', true],
     ['memscan-cli scan 43077 12345 i32', true, 'another process'],

@@ -14,10 +14,11 @@ import { aimedOnlyAtThisMachine, contractFuzzerRun, OTHER_HOST_URL } from './unk
  * for cracking (`ospf-md5-cracker`) or for decrypting stored passwords (`cisco_pwdecrypt`),
  * the wallet-key guessers that hunt funded addresses (Plutus, brainflayer), cameradar's RTSP logins and
  * the MIFARE key recoverers (mfoc, mfcuk, mfkey32 and mfkey64), and the JSON Web Token crackers
- * (jwt-cracker, jwtcrack), which guess a service's signing secret; `jtr` is John the Ripper's short name.
+ * (jwt-cracker, jwtcrack), which guess a service's signing secret; `jtr` is John the Ripper's short name, and a
+ * name that says it cracks passwords (`autopasscrack`) is one.
  */
 const CRACKERS =
-  /^([\w-]*brut(e|al|e[-_]?forcer?)|[\w-]*[-_]cracker|crack(?!lib|mes?$)[a-z][\w-]*|[\w-]*(pw|pass|password)[-_]?decrypt(er)?|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|bfkeepforce|keepass4brute|brutespray|hydra|medusa|ncrack|patator|john|jtr|unshadow|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn|stegcracker|jwt-cracker|jwtcrack|sipcrack|gpp-decrypt)$/;
+  /^([\w-]*brut(e|al|e[-_]?forcer?)|[\w-]*pass[\w-]*crack|[\w-]*[-_]cracker|crack(?!lib|mes?$)[a-z][\w-]*|[\w-]*(pw|pass|password)[-_]?decrypt(er)?|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|bfkeepforce|keepass4brute|brutespray|hydra|medusa|ncrack|patator|john|jtr|unshadow|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn|stegcracker|jwt-cracker|jwtcrack|sipcrack|gpp-decrypt)$/;
 /**
  * Web scanners, content fuzzers, injection tools, the screenshotters that visit every host of a list
  * (EyeWitness, aquatone), the crawlers that build a wordlist from a site's words (CeWL), XSS and
