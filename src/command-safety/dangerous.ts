@@ -535,15 +535,20 @@ function throughLineFilters(prev: SimpleCommand[]): SimpleCommand {
  * A find that only lists paths under the workspace (`find . -type d -name target -print0`): it starts
  * inside it, follows no links out of it, and runs nothing itself.
  */
-function findsInWorkspace(feeder: SimpleCommand, st: State): boolean {
+/** Where a find that only prints names starts its search (`.` when it names none); undefined for any other command. */
+function findStarts(feeder: SimpleCommand): Word[] | undefined {
   const words = withoutKeywords(feeder.words);
-  if (base(words[0]) !== 'find' || words.some((w) => /^-(L|follow)$/.test(w.text) || FIND_ACTS.test(w.text))) return false;
+  if (base(words[0]) !== 'find' || words.some((w) => /^-(L|follow)$/.test(w.text) || FIND_ACTS.test(w.text))) return undefined;
   let k = 1;
   // find's own options come before its start paths; -D takes its debug options as the next word.
   while (/^-(H|P|O\d*|D)$/.test(words[k]?.text ?? '')) k += words[k]!.text === '-D' ? 2 : 1;
   const starts: Word[] = [];
   while (k < words.length && !/^[-(!]/.test(words[k]!.text)) starts.push(words[k++]!);
-  return (starts.length ? starts : [word('.')]).every((w) => !w.expands && ['inside', 'all'].includes(classify(w, st).cls));
+  return starts.length ? starts : [word('.')];
+}
+
+function findsInWorkspace(feeder: SimpleCommand, st: State): boolean {
+  return findStarts(feeder)?.every((w) => !w.expands && ['inside', 'all'].includes(classify(w, st).cls)) ?? false;
 }
 
 /**
@@ -1451,6 +1456,13 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   if (!words.length) return;
   if (words[0]!.expands && !pickedInWorkspace(words[0]!, st))
     return danger(st, `runs a command whose name is computed (${words[0]!.text}); what runs cannot be seen before it runs`);
+  // What a find of the system's or the home's directories lists for xargs are files under where it looked
+  // (`find /usr/bin -type f | xargs upx`): the command is judged as given one of them, as find's own `-exec … {}` is.
+  const foundElsewhere =
+    st.xargs && prev.length && !stripped.some((w) => w.prog === 'xargs' && w.words.some((a) => /^(-I|-i|--replace)/.test(a.text)))
+      ? (findStarts(throughLineFilters(prev)) ?? []).filter((w) => !w.expands && /^(\/|~)/.test(w.text) && !['inside', 'all'].includes(classify(w, st).cls))
+      : [];
+  if (foundElsewhere.length) words = [...words, ...foundElsewhere.map((w) => ({ ...w, text: path.posix.join(w.text, FOUND) }))];
   const prog = tableName(words[0]!.text, base(words[0]));
   const args = words.slice(1);
   const wrapped = stripped.length > 0 || st.payload === true;

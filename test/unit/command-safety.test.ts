@@ -6348,7 +6348,7 @@ describe('checkCommand on the 622nd, 624th and 625th, tuned on: make functions i
   });
 });
 
-describe('checkCommand on the twenty read, and the 636th, 638th, 641st, 644th and 646th: ansible ad-hoc, centralised version control, a robot graph, system keyrings and settings', () => {
+describe('checkCommand on the twenty read, and the 636th, 638th, 641st, 643rd, 644th, 646th, 651st and 656th: ansible ad-hoc, centralised version control, a robot graph, system keyrings and settings', () => {
   it.each([
     // An ansible ad-hoc command runs its module on the inventory's hosts; a controller-side module and the listings touch none.
     ['ansible db -b -m dnf -a "name=mariadb-server state=present"', true, 'ansible db -m dnf'],
@@ -6409,6 +6409,14 @@ describe('checkCommand on the twenty read, and the 636th, 638th, 641st, 644th an
     // busybox linking its programs into the system's directories, or into a directory of the workspace.
     ['busybox --install -s', true, 'program directories'],
     ['busybox --install -s ./rootfs/bin', false],
+    // What a find of the system's directories lists for xargs is judged as one of the files it finds there.
+    ['find /usr/bin -type f -perm 0755 -print0 | xargs -0 upx || exit 0', true, '/usr/bin/found-file'],
+    ['find /etc -name "*.conf" | xargs sed -i s/a/b/', true, '/etc/found-file'],
+    ['find /etc -name "*.conf" | xargs grep -l foo', false],
+    ['find . -name "*.pyc" | xargs rm', false],
+    // A program shipped as a zip application is judged as that program.
+    ['python pipx.pyz ensurepath', true, 'startup files'],
+    ['python pipx.pyz install black', false],
     // watch's command is judged once, as a command of its own.
     ['watch ls -lah /var/log/dnsmasq.log', false],
     ['watch -n 1 rm -rf /', true, 'root directory'],

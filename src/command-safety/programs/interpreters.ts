@@ -3,7 +3,7 @@
 // person unless it is one of the few read-only idioms of inline-code.ts; a few modules are test
 // runners and linters (`python -m pytest`).
 import type { Word } from '../shell-lex.js';
-import { danger, onlyAsksAbout, operands, type Rule, type RuleTable } from '../state.js';
+import { danger, onlyAsksAbout, operands, type Rule, type RuleTable, word } from '../state.js';
 import { judgeScript } from './places.js';
 import { attackToolChecks } from './operators.js';
 import { addressGiven, judgeUnknownProgram, setuptoolsPlaceOutside } from './unknown.js';
@@ -168,6 +168,9 @@ const python: Rule = ({ args, st, judge, knows }) => {
   // `python -m ruff check`, `python -m twine upload` and `python -m pip install` are the programs' own
   // commands: a module a program table names is judged as that program.
   if (mod && !INTERPRETERS.has(mod) && knows(mod)) return judge(args.slice(m + 1));
+  // A program shipped as a zip application (`python pipx.pyz ensurepath`) is that program, run from the file.
+  const zipapp = /^(?:.*\/)?([\w-]+)\.pyz$/.exec(ops[0]?.text ?? '')?.[1];
+  if (zipapp && !INTERPRETERS.has(zipapp) && knows(zipapp)) return judge([word(zipapp), ...args.slice(args.indexOf(ops[0]!) + 1)]);
   // A module no table names is a program of its own (`python -m smtpburst --server smtp.example.com`): its
   // arguments are judged as such a program's are.
   if (mod && !INTERPRETERS.has(mod)) judgeUnknownProgram(mod, args.slice(m + 2), st);
