@@ -443,10 +443,22 @@ const centralVersionControl: Rule = ({ prog, args, st }) => {
   judgeUnknownProgram(prog, args, st);
 };
 
+/**
+ * gitolite hosts repositories for other people from the account it runs in: `setup` writes the admin key
+ * into its ssh authorized_keys and creates the repositories, and `compile`, `trigger`, `create`, `fork`,
+ * `perms`, `writable` and the rest change who may reach what; its listings, queries and help read.
+ */
+const gitolite: Rule = ({ prog, args, st }) => {
+  const [verb = ''] = operands(args).map((w) => w.text);
+  if (verb && !/^(help|info|version|access|query-rc|print-default-rc|list-\w+|sshkeys-lint|desc|D)$/.test(verb) && !onlyAsksAbout(args))
+    danger(st, `changes the repositories, users or keys a gitolite server hosts (${prog} ${verb})`);
+};
+
 export const GIT_RULES: RuleTable = {
   programs: {
     git,
     yadm,
+    gitolite,
     svn: centralVersionControl,
     cvs: centralVersionControl,
     ...Object.fromEntries(Object.keys(HOME_CONFIG_READS).map((p) => [p, homeConfig])),

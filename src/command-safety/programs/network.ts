@@ -740,7 +740,7 @@ export const NETWORK_RULES: RuleTable = {
         (p) => [p, lookup],
       ),
     ),
-    ...Object.fromEntries(['tcpdump', 'tshark', 'dumpcap', 'termshark', 'ngrep', 'tcpflow'].map((p) => [p, capture])),
+    ...Object.fromEntries(['tcpdump', 'tshark', 'dumpcap', 'termshark', 'ngrep', 'tcpflow', 'sniffglue'].map((p) => [p, capture])),
     ...Object.fromEntries(['snmptrap', 'snmpinform', 'snmpset'].map((p) => [p, snmpSends])),
     ...Object.fromEntries(['tcpreplay', 'tcpreplay-edit', 'tcpliveplay'].map((p) => [p, replaysTraffic])),
     ...Object.fromEntries(['avahi-publish', 'avahi-publish-service', 'avahi-publish-address'].map((p) => [p, announcesOnNetwork])),

@@ -875,6 +875,8 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   },
   { tools: MODEL_ATTACKERS, does: "sends jailbreak and prompt-injection attacks to a hosted model's provider", harmless: (args) => !aimsAtHostedModel(args) },
   { tools: PHISHING_TOOLS, does: "runs a phishing proxy or framework that takes others' logins" },
+  // PCredz and net-creds pick the logins, hashes and card numbers out of live traffic or a capture.
+  { tools: /^(pcredz|net-creds)(\.py)?$/i, does: 'picks logins and password hashes out of network traffic or a capture', harmless: onlyAsksAbout },
   {
     tools: PEOPLE_SEARCH,
     does: 'looks a person up across social networks and services, gathering their accounts and data',

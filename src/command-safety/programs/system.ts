@@ -909,6 +909,8 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   date: (args) => args.some((a) => /^(-s|--set)(=|$)/.test(a.text)),
   ip: (_args, ops) => ops.some((o) => /^(add|del|delete|set|flush|change|replace|append)$/.test(o)),
   ifconfig: (_args, ops) => ops.length > 1,
+  // A network card's hardware address changed (`macchanger -r wlan0`); showing it and listing vendors read.
+  macchanger: (args) => !onlyAsksAbout(args) && !args.some((a) => /^(-s|--show|-l|--list(=.*)?)$/.test(a.text)),
   route: (_args, ops) => /^(add|del|delete|flush|change)$/.test(ops[0] ?? ''),
   // Traffic control's queues, filters and classes added, changed or removed on an interface (`tc qdisc add dev eth0 root netem …`); `show` reads.
   tc: (_args, ops) => /^(qdisc|filter|class|action|actions|chain)$/.test(ops[0] ?? '') && /^(add|del|delete|change|replace|link|flush)$/.test(ops[1] ?? ''),
@@ -1473,6 +1475,11 @@ export const SYSTEM_RULES: RuleTable = {
     mkcert,
     'add-apt-repository': ({ prog, st }) => danger(st, `changes the machine's package repositories (${prog})`),
     'apt-add-repository': ({ prog, st }) => danger(st, `changes the machine's package repositories (${prog})`),
+    // Gentoo's overlays added, removed or synced change the packages portage installs; listing them reads.
+    layman: ({ prog, args, st }) => {
+      const change = args.find((a) => /^(-a|--add|-d|--delete|-s|--sync|-S|--sync-all|-f|--fetch)$/.test(a.text));
+      if (change) danger(st, `changes the machine's package repositories (${prog} ${change.text})`);
+    },
     ...Object.fromEntries(SYSTEM_PACKAGE_MANAGERS.map((p) => [p, systemPackages])),
   },
   patterns: [
