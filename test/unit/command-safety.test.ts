@@ -6348,7 +6348,7 @@ describe('checkCommand on the 622nd, 624th and 625th, tuned on: make functions i
   });
 });
 
-describe('checkCommand on the twenty read, and the 636th, 638th, 641st, 643rd, 644th, 646th, 651st, 656th, 658th, 659th and 663rd: ansible ad-hoc, centralised version control, a robot graph, system keyrings and settings', () => {
+describe('checkCommand on the twenty read, and the 636th, 638th, 641st, 643rd, 644th, 646th, 651st, 656th, 658th, 659th, 663rd, 665th, 671st and 673rd: ansible ad-hoc, centralised version control, a robot graph, system keyrings and settings', () => {
   it.each([
     // An ansible ad-hoc command runs its module on the inventory's hosts; a controller-side module and the listings touch none.
     ['ansible db -b -m dnf -a "name=mariadb-server state=present"', true, 'ansible db -m dnf'],
@@ -6401,6 +6401,9 @@ describe('checkCommand on the twenty read, and the 636th, 638th, 641st, 643rd, 6
     ['macchanger -r eth0', true, "machine's network"],
     ['layman -a pentoo', true, 'package repositories'],
     ['layman -L', false],
+    // A file copied out of a container lands where this machine's path says.
+    ['docker cp kubelet:/usr/local/bin/kubectl /usr/bin/', true, '/usr/bin/'],
+    ['docker cp web:/etc/nginx/nginx.conf ./nginx.conf', false],
     // Keys held by the TPM are written where ssh reads them; a program's own service units start it at every login.
     ['ssh-tpm-keygen -C ssh-tpm-agent', true, 'ssh key'],
     ['ssh-tpm-agent --install-user-units', true, 'login or boot'],

@@ -6,7 +6,19 @@
 import type { Word } from '../shell-lex.js';
 import { isReadOnly } from '../safe-commands.js';
 import { CONTAINER_SECRET_FILE, isCredentialName } from '../secrets.js';
-import { classify, danger, hasFlag, namedTempPath, namesThisMachine, onlyAsksAbout, operands, optionValue, PATH_WORDS, type State } from '../state.js';
+import {
+  checkWriteTarget,
+  classify,
+  danger,
+  hasFlag,
+  namedTempPath,
+  namesThisMachine,
+  onlyAsksAbout,
+  operands,
+  optionValue,
+  PATH_WORDS,
+  type State,
+} from '../state.js';
 
 /** The public registries and indexes; any other host (or a plain-HTTP one) needs a person. */
 const REGISTRY_HOSTS =
@@ -189,8 +201,12 @@ function containerChecks(prog: string, args: Word[], st: State): void {
   if (group === 'buildx' && /^(install|uninstall)$/.test(verb ?? '')) danger(st, `changes what the user's later docker builds run (${prog} buildx ${verb})`);
   // A secret file copied out of a container (`docker cp jenkins:/var/jenkins_home/secrets/master.key .`) hands it over here.
   if (group === 'cp' || (group === 'container' && verb === 'cp')) {
-    const source = operands(args).find((a) => /^[^/.~][^:]*:\//.test(a.text) && CONTAINER_SECRET_FILE.test(a.text));
+    const files = operands(args).slice(group === 'cp' ? 1 : 2);
+    const source = files.find((a) => /^[^/.~][^:]*:\//.test(a.text) && CONTAINER_SECRET_FILE.test(a.text));
     if (source) danger(st, `copies a secret file out of a container (${prog} cp ${source.text})`);
+    // Copied out of a container, the file lands where this machine's path says (`docker cp app:/bin/x /usr/bin/`).
+    const target = files.at(-1);
+    if (files.length === 2 && target && !/^[\w.-]+:/.test(target.text)) checkWriteTarget(target, st, `copies out of a container (${prog} cp) to`);
   }
   const sub = args.findIndex((a) => /^(run|create|exec)$/.test(a.text));
   if (sub < 0) return;
