@@ -802,9 +802,20 @@ function namedProgram(w: Word, st: State): Word[] {
  * changes what the interpreter reports.
  */
 const INTERPRETER_OPTION_VARIABLES = /^(RUBYOPT|PERL5OPT)$/;
-const onlyWarningSwitches = (value: string) => {
+/**
+ * An interpreter's switches that load nothing from outside the project: warnings, Ruby's frozen string
+ * literals, and a load path in the workspace (`RUBYOPT=-Ibundler/lib`), which runs the project's own code.
+ */
+const harmlessInterpreterSwitches = (value: string, st: State) => {
   const words = value.split(/\s+/).filter(Boolean);
-  return words.length > 0 && words.every((v) => /^-(w|W[0-2]?|W:[a-z-]+|v)$/.test(v));
+  return (
+    words.length > 0 &&
+    words.every(
+      (v) =>
+        /^-(w|W[0-2]?|W:[a-z-]+|v)$|^--(enable|disable|debug)-frozen-string-literal$/.test(v) ||
+        (/^-I[^\s$`]+$/.test(v) && classify(v.slice(2), st).cls === 'inside'),
+    )
+  );
 };
 
 /** The shell's prompts, which it expands as it shows them. */
@@ -834,7 +845,7 @@ function checkAssignments(words: Word[], st: State): void {
     if (
       CODE_LOADING_VARIABLES.test(name) &&
       !(LIBRARY_LOADERS.test(name) && !w.expands && ownLibraries(value, st)) &&
-      !(INTERPRETER_OPTION_VARIABLES.test(name) && !w.expands && onlyWarningSwitches(value))
+      !(INTERPRETER_OPTION_VARIABLES.test(name) && !w.expands && harmlessInterpreterSwitches(value, st))
     )
       danger(st, `sets ${name}, which loads code into the programs run (${w.text})`);
     else if (COMMAND_VARIABLES.test(name)) {

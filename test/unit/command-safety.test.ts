@@ -6401,6 +6401,13 @@ describe('checkCommand on the twenty read, and the 636th, 638th, 641st, 643rd, 6
     ['macchanger -r eth0', true, "machine's network"],
     ['layman -a pentoo', true, 'package repositories'],
     ['layman -L', false],
+    // Ronin's netcat is netcat; Bundler's global settings are every project's; a load path in the workspace loads the project's code.
+    ['ronin netcat -v example.com 80', true, 'raw session'],
+    ['ronin netcat -v -l 1337', true, 'listens'],
+    ['bundle config set --global SOURCE_HOSTNAME USERNAME:PASSWORD', true, "user's Bundler settings"],
+    ['bundle config set --local path vendor/bundle', false],
+    ['RUBYOPT=-Ibundler/lib rake -T', false],
+    ['RUBYOPT=-I/tmp/evil rake -T', true, 'loads code'],
     // A file copied out of a container lands where this machine's path says.
     ['docker cp kubelet:/usr/local/bin/kubectl /usr/bin/', true, '/usr/bin/'],
     ['docker cp web:/etc/nginx/nginx.conf ./nginx.conf', false],

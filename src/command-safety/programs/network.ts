@@ -14,6 +14,7 @@ import {
   type Rule,
   type RuleTable,
   type State,
+  word,
 } from '../state.js';
 import { WINDOWS_ABSOLUTE } from './interpreters.js';
 import { WINDOWS_OUTSIDE_PATH } from './windows.js';
@@ -716,9 +717,17 @@ const kcat: Rule = ({ prog, args, st }) => {
   danger(st, `writes messages to a broker's topics (${prog} -P${brokers.length ? ` -b ${brokers.join(',')}` : ''})`);
 };
 
+/** Ronin's `netcat` is netcat, judged as nc; its other commands are judged as any program's. */
+const ronin: Rule = ({ prog, args, st, judge }) => {
+  const sub = operands(args)[0];
+  if (sub?.text === 'netcat') return judge([word('nc'), ...args.slice(args.indexOf(sub) + 1)]);
+  judgeUnknownProgram(prog, args, st);
+};
+
 export const NETWORK_RULES: RuleTable = {
   // ssh runs a command elsewhere: not repeatable, as anything unknown.
   programs: {
+    ronin,
     ...Object.fromEntries([...DOWNLOADERS].map((p) => [p, downloader])),
     ...Object.fromEntries(['Invoke-WebRequest', 'invoke-webrequest', 'iwr', 'Invoke-RestMethod', 'invoke-restmethod', 'irm'].map((p) => [p, powershellWeb])),
     kcat,

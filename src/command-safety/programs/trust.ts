@@ -126,6 +126,16 @@ function registryChecks(prog: string, args: Word[], st: State): void {
     }
   }
   if (prog === 'bundle' && ops[0] === 'config' && ops.some((o) => /^mirror\./.test(o))) danger(st, 'points bundler at a gem mirror (bundle config mirror.*)');
+  // `bundle config set --global` writes the user's ~/.bundle/config, which every project's bundle reads: a source's
+  // login, a gem's build flags, where gems go.
+  if (
+    prog === 'bundle' &&
+    ops[0] === 'config' &&
+    args.some((a) => a.text === '--global') &&
+    !ops.some((o) => /^mirror\./.test(o)) &&
+    /^(set|unset)$/.test(ops[1] ?? '')
+  )
+    danger(st, `changes the user's Bundler settings, which every project's bundle reads (bundle config ${ops[1]} --global)`);
   // conda's channels are its package indexes, kept in the user's ~/.condarc for every later install.
   const condaChannel = args.findIndex((a) => /^--(add|append|prepend|set)$/.test(a.text));
   if (
