@@ -794,10 +794,12 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
     (/^(build|compile|make)([-_.]|$)/.test(prog) ||
       /^--?[\w-]*(type|mode|profile|config|configuration|variant)$/.test(args[args.indexOf(sub) - 1]?.text ?? ''));
   // Elixir's `mix release` assembles the release in `_build`; melos' `publish` only lists what it would
-  // publish unless told `--no-dry-run`; a version bumper's `release` is the part of the version it bumps, in the project's files.
+  // publish unless told `--no-dry-run`; a version bumper's `release` is the part of the version it bumps, in the project's files;
+  // go-appimage's `appimagetool deploy` bundles an AppDir's libraries into it.
   const staysHere =
     (prog === 'mix' && sub?.text === 'release') ||
     (prog === 'melos' && sub?.text === 'publish' && !args.some((a) => /^--no-dry-run$/.test(a.text))) ||
+    (/^appimagetool/i.test(prog) && sub?.text === 'deploy') ||
     /^(bump2?version|bump-my-version)$/.test(prog);
   // A push to a registry on this machine (`bee push localhost:5000/x`) goes nowhere past it.
   const toThisMachine = verb !== undefined && THIS_MACHINE_REGISTRY.test(verb.text);
