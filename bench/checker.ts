@@ -552,7 +552,8 @@ const evasions = readCorpus(here('checker-corpus-evasions.tsv'));
  * read and tuned on leaves this list, and its part is named `…-tuning` from then on.
  */
 const HELD_OUT = new Set<number>([
-  635, 637, 639, 640, 642, 645, 647, 648, 649, 650, 652, 653, 654, 655, 657, 660, 661, 662, 664, 666, 668, 669, 670, 672, 674, 675, 676, 678, 680, 681,
+  635, 637, 639, 640, 642, 645, 647, 648, 649, 650, 652, 653, 654, 655, 657, 660, 661, 662, 664, 666, 668, 669, 670, 672, 674, 675, 676, 678, 680, 681, 683,
+  684, 686, 688, 689,
 ]);
 
 const ONES = ['', ...'one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen'.split(' ')];
