@@ -6348,7 +6348,7 @@ describe('checkCommand on the 622nd, 624th and 625th, tuned on: make functions i
   });
 });
 
-describe('checkCommand on the twenty read, and the 636th, 638th, 641st, 643rd, 644th, 646th, 651st, 656th, 658th, 659th, 663rd, 665th, 667th, 671st, 673rd, 677th, 679th and 682nd: ansible ad-hoc, centralised version control, a robot graph, system keyrings and settings', () => {
+describe('checkCommand on the twenty read, and the 636th, 638th, 641st, 643rd, 644th, 646th, 651st, 656th, 658th, 659th, 663rd, 665th, 667th, 671st, 673rd, 677th, 679th, 682nd and 685th: ansible ad-hoc, centralised version control, a robot graph, system keyrings and settings', () => {
   it.each([
     // An ansible ad-hoc command runs its module on the inventory's hosts; a controller-side module and the listings touch none.
     ['ansible db -b -m dnf -a "name=mariadb-server state=present"', true, 'ansible db -m dnf'],
@@ -6408,6 +6408,12 @@ describe('checkCommand on the twenty read, and the 636th, 638th, 641st, 643rd, 6
     ['bundle config set --local path vendor/bundle', false],
     ['RUBYOPT=-Ibundler/lib rake -T', false],
     ['RUBYOPT=-I/tmp/evil rake -T', true, 'loads code'],
+    // RabbitMQ's management client changes the broker; its full export hands over the users' password hashes.
+    ['rabbitmqadmin --vhost "events" queues delete --name "target.queue.name"', true, 'rabbitmqadmin queues delete'],
+    ['rabbitmqadmin definitions export --stdout', true, 'secret'],
+    ['rabbitmqadmin definitions export --stdout --transformations exclude_users,exclude_permissions', false],
+    ['rabbitmqadmin list queues', false],
+    ['rabbitmqadmin tanzu wsr status', false],
     // go-appimage's deploy bundles an AppDir's libraries into it.
     ['./appimagetool-x86_64.AppImage deploy ./AppDir/usr/share/applications/app.desktop', false],
     // A file copied out of a container lands where this machine's path says.

@@ -621,6 +621,30 @@ function readAnsibleAdHoc(prog: string, args: Word[]): Reading {
   return change(`${prog} ${pattern} -m ${module}`);
 }
 
+/** rabbitmqadmin's options that take a value. */
+const RABBITMQADMIN_VALUED =
+  /^(--vhost|-V|--config|-c|--node|-N|--host|-H|--port|-P|--username|-u|--password|-p|--format|-f|--base-uri|-U|--path-prefix|--table-style)$/;
+/**
+ * RabbitMQ's management client acts on the broker its options or configuration name, with its user's
+ * credentials: declaring, deleting, purging, binding, importing, publishing and closing change what the
+ * broker holds and who may use it; exporting all the definitions hands over its users' password hashes
+ * (a vhost's, or an export that excludes the users, does not); its configuration file's nodes are the
+ * user's stored logins. Listings, `show`, statistics, health checks and hashing a password here read.
+ */
+function readRabbitmqAdmin(prog: string, args: Word[]): Reading {
+  const ops = text(operands(args, RABBITMQADMIN_VALUED));
+  const [group = '', verb = ''] = ops;
+  if (!group || onlyAsksAbout(args)) return read;
+  const exportsUsers = (group === 'export' || (group === 'definitions' && verb === 'export')) && !args.some((a) => /exclude_users/.test(a.text));
+  const revealsPasswords = group === 'config_file' && args.some((a) => a.text === '--reveal-passwords');
+  if (exportsUsers || revealsPasswords) return secret(`${prog} ${group} ${verb}`.trim());
+  if (
+    ops.slice(0, 3).some((w) => /^(list\w*|show\w*|help|health_check|passwords|version|stats|status\w*|memory_breakdown\w*|export_from_vhost|export)$/.test(w))
+  )
+    return read;
+  return change(`${prog} ${group} ${verb}`.trim());
+}
+
 /**
  * OpenStack's unified client acts on the cloud its `OS_*` variables or `clouds.yaml` name, with the
  * user's credentials: `token issue`, credentials and EC2 keys shown or listed, and a secret's payload
@@ -774,6 +798,8 @@ function embeddedClusterClient(prog: string, args: Word[], reads: RegExp): Readi
 
 const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) => Reading>> = {
   'ansible-playbook': readAnsiblePlaybook,
+  rabbitmqadmin: readRabbitmqAdmin,
+  'rabbitmqadmin-v1': readRabbitmqAdmin,
   ansible: readAnsibleAdHoc,
   'kolla-ansible': readKollaAnsible,
   openstack: readOpenStack,

@@ -814,11 +814,10 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   // A DNS zone updated on its server (nsupdate reads the changes from its input or a file).
   nsupdate: (args) => !onlyAsksAbout(args),
   // The machine's RabbitMQ node reset, its users, vhosts, permissions and policies changed, or code run in it;
-  // its status, listings and health checks read.
+  // its status, listings and health checks read (its management client, rabbitmqadmin, is cloud.ts').
   rabbitmqctl: (_args, ops) =>
     ops.length > 0 &&
     !/^(status|cluster_status|environment|report|help|version|ping|await_startup|node_health_check|list_\w+|check_\w+|diagnostics)$/.test(ops[0]!),
-  rabbitmqadmin: (_args, ops) => /^(purge|delete|declare|close|import|publish)$/.test(ops[0] ?? ''),
   // A GitLab or Splunk server installed on this machine: reconfigured, restored, run code in, its indexes
   // and data removed; status, listings, checks and searches read.
   'gitlab-ctl': (_args, ops) => ops.length > 0 && !/^(status|tail|show-config|help|service-list)$/.test(ops[0]!),
