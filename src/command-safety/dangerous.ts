@@ -531,10 +531,6 @@ function throughLineFilters(prev: SimpleCommand[]): SimpleCommand {
   return prev[k]!;
 }
 
-/**
- * A find that only lists paths under the workspace (`find . -type d -name target -print0`): it starts
- * inside it, follows no links out of it, and runs nothing itself.
- */
 /** Where a find that only prints names starts its search (`.` when it names none); undefined for any other command. */
 function findStarts(feeder: SimpleCommand): Word[] | undefined {
   const words = withoutKeywords(feeder.words);
@@ -547,6 +543,10 @@ function findStarts(feeder: SimpleCommand): Word[] | undefined {
   return starts.length ? starts : [word('.')];
 }
 
+/**
+ * A find that only lists paths under the workspace (`find . -type d -name target -print0`): it starts
+ * inside it, follows no links out of it, and runs nothing itself.
+ */
 function findsInWorkspace(feeder: SimpleCommand, st: State): boolean {
   return findStarts(feeder)?.every((w) => !w.expands && ['inside', 'all'].includes(classify(w, st).cls)) ?? false;
 }

@@ -2,7 +2,8 @@
 // field: listening records what every controller or device says, and sending forges frames the
 // controllers act on (unlock, brake, a diagnostic session, a firmware read) or rewrites a badge. A virtual bus (`vcan0`) is how such tools are practised, but
 // the same command on `can0` drives a car, so the interface does not make it safe. Decoding a saved
-// log or a database file, and asking a tool about itself, touch no bus.
+// log or a database file, and asking a tool about itself, touch no bus. A robot's middleware (ROS 2's graph)
+// is a bus of the same kind, and a radio transmitter (HackRF, osmocom's generators) sends on a band others use.
 import type { Word } from '../shell-lex.js';
 import { danger, dangerUnlessOnlyAsked, onlyAsksAbout, operands, type Rule, type RuleTable } from '../state.js';
 import { judgeUnknownProgram } from './unknown.js';

@@ -591,7 +591,7 @@ const ANSIBLE_CONTROLLER_MODULE = /^(ansible\.builtin\.)?(debug|include_vars|set
 /** Modules that run the project's own roles and task files. */
 const ANSIBLE_PROJECT_MODULE = /^(ansible\.builtin\.)?(include_role|import_role|include_tasks|import_tasks)$/;
 /** Modules whose argument is a command line. */
-const ANSIBLE_COMMAND_MODULE = /^(ansible\.builtin\.)?(command|shell|raw)$/;
+export const ANSIBLE_COMMAND_MODULE = /^(ansible\.builtin\.)?(command|shell|raw)$/;
 
 /** One `ansible` ad-hoc run: the host pattern, the module, its arguments, and whether it runs as root. */
 export function ansibleAdHoc(args: Word[]): { pattern: string; module: string; moduleArgs: string; local: boolean; become: boolean } {

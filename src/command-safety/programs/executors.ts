@@ -17,7 +17,7 @@ import path from 'node:path';
 import { CONTAINER_SECRET_FILE, FILE_PRINTERS } from '../secrets.js';
 import { parseShell, type Word } from '../shell-lex.js';
 import { base, operands, word } from '../state.js';
-import { ansibleAdHoc } from './cloud.js';
+import { ANSIBLE_COMMAND_MODULE, ansibleAdHoc } from './cloud.js';
 import { INLINE_CODE, INTERPRETERS } from './interpreters.js';
 import { PORT_SCANNERS, SSH_VALUED } from './network.js';
 import { knownByName } from './operators.js';
@@ -765,15 +765,13 @@ const UV_VALUED =
 
 const INTERPRETER_RUNNERS = runsRest(/^(exec|x|dlx)$/, /^(-p|--package|-c|--call|--with|--from|--python|-w|--workspace)$/);
 
-/** One entry per program family. */
-/** One entry for every spelling of a program family (`awk`, `gawk`, `mawk`…). */
 /**
  * An ansible ad-hoc run of the command or shell module on this machine hands its argument to the shell
  * (free form, or the `cmd` of its JSON form); on other hosts it is judged by cloud.ts as a change there.
  */
 function ansiblePayloads(args: Word[]): Payload[] {
   const run = ansibleAdHoc(args);
-  if (!run.local || !/^(ansible\.builtin\.)?(command|shell|raw)$/.test(run.module)) return [];
+  if (!run.local || !ANSIBLE_COMMAND_MODULE.test(run.module)) return [];
   let text = run.moduleArgs;
   if (text.trimStart().startsWith('{')) {
     try {
@@ -787,6 +785,8 @@ function ansiblePayloads(args: Word[]): Payload[] {
   return [{ kind: 'shell', text, via: `ansible -m ${run.module}` }];
 }
 
+/** One entry per program family. */
+/** One entry for every spelling of a program family (`awk`, `gawk`, `mawk`…). */
 const family = (names: string[], e: Executor): Record<string, Executor> => Object.fromEntries(names.map((n) => [n, e]));
 
 const EXECUTORS: Readonly<Record<string, Executor>> = {
