@@ -18,6 +18,7 @@ import {
   word,
 } from '../state.js';
 import type { Payload } from './executors.js';
+import { verbs } from './macos.js';
 import { judgeUnknownProgram } from './unknown.js';
 
 const GIT_READ = new Set([
@@ -448,11 +449,10 @@ const centralVersionControl: Rule = ({ prog, args, st }) => {
  * into its ssh authorized_keys and creates the repositories, and `compile`, `trigger`, `create`, `fork`,
  * `perms`, `writable` and the rest change who may reach what; its listings, queries and help read.
  */
-const gitolite: Rule = ({ prog, args, st }) => {
-  const [verb = ''] = operands(args).map((w) => w.text);
-  if (verb && !/^(help|info|version|access|query-rc|print-default-rc|list-\w+|sshkeys-lint|desc|D)$/.test(verb) && !onlyAsksAbout(args))
-    danger(st, `changes the repositories, users or keys a gitolite server hosts (${prog} ${verb})`);
-};
+const gitolite = verbs(
+  /^(help|info|version|access|query-rc|print-default-rc|list-\w+|sshkeys-lint|desc|D)$/,
+  'changes the repositories, users or keys a gitolite server hosts',
+);
 
 export const GIT_RULES: RuleTable = {
   programs: {

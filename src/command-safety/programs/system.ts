@@ -16,6 +16,7 @@ import {
   type State,
   word,
 } from '../state.js';
+import { verbs } from './macos.js';
 import { judgeUnknownProgram, otherMachineAddress } from './unknown.js';
 
 /** `$(pgrep name)`, `$(pidof name)`: the pids of the processes a name matches, a kill by name as pkill's (a user's aside). */
@@ -459,12 +460,7 @@ const kong: Rule = ({ prog, args, st }) => {
  * setting a password change its accounts, and starting, stopping, reloading, installing modules and
  * importing certificates change the service; `status`, `check` and `about` read.
  */
-const prosodyctl: Rule = ({ prog, args, st }) => {
-  st.repeatable = false;
-  const [verb = ''] = operands(args).map((w) => w.text);
-  if (verb && !/^(status|check|about|help)$/.test(verb) && !onlyAsksAbout(args))
-    danger(st, `changes the machine's chat server or its accounts (${prog} ${verb})`);
-};
+const prosodyctl = verbs(/^(status|check|about|help)$/, "changes the machine's chat server or its accounts");
 
 /**
  * OpenSIPS' command line, given a command to run (`-x`): creating, dropping or migrating its database,
