@@ -1725,7 +1725,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   if (listener) danger(st, `gives ${prog} the attacker's listener, where a shell connects back (${listener.text})`);
   // The attackers' wordlists (rockyou's leaked passwords, Kali's /usr/share/wordlists, SecLists) are
   // given only to guess logins, crack hashes or fuzz a site's paths, whatever program takes them.
-  const wordlist = args.find((a) => ATTACK_WORDLIST.test(a.text));
+  // Downloading one (`curl -L -o rockyou.txt https://…/rockyou.txt`) guesses nothing; where it is written is judged as any download.
+  const wordlist = DOWNLOADERS.has(prog) ? undefined : args.find((a) => ATTACK_WORDLIST.test(a.text));
   if (wordlist) danger(st, `guesses or fuzzes with an attack wordlist (${prog} ${wordlist.text})`);
   operatorChecks(prog, args, st, env);
   for (const p of prog === 'git' ? gitPayloads(args, st) : payloadsOf(prog, args)) judgePayload(p, st);
@@ -1828,7 +1829,7 @@ const COLLECTOR_HOST =
   /(^|[^\w.-])(([a-z][\w+.-]*:\/\/)?([\w*-]+\.)+|[a-z][\w+.-]*:\/\/)(ngrok\.io|ngrok-free\.app|ngrok\.app|trycloudflare\.com|oastify\.com|interact\.sh|burpcollaborator\.net|oast\.(fun|pro|live|site|online|me)|requestbin\.(net|com)|webhook\.site|pipedream\.net|serveo\.net|localhost\.run|loca\.lt)(:\d+)?([/"'\s>]|$)/i;
 /** Mining pools, by the stratum protocol's name or a pool's own domain. */
 const MINING_POOL_HOST =
-  /(^|[^\w.-])(stratum(\+(tcp|ssl|tls))?:\/\/|([\w-]+\.)*(stratum\.[\w.-]+|(minexmr|nanopool|supportxmr|2miners|f2pool|slushpool|moneroocean|hashvault|herominers|unmineable|nicehash|c3pool|xmrpool)\.(com|org|net|pro|io|me)))/i;
+  /(^|[^\w.@-])(stratum(\+(tcp|ssl|tls))?:\/\/|([\w-]+\.)*(stratum\.[\w.-]+|(minexmr|nanopool|supportxmr|2miners|f2pool|slushpool|moneroocean|hashvault|herominers|unmineable|nicehash|c3pool|xmrpool)\.(com|org|net|pro|io|me)))/i;
 /** A download whose address's path names malware (`…/Malware-Feed/raw/…`, `theZoo/raw/master/malware/Binaries/…`, `original_malware_433`). */
 const MALWARE_SAMPLE_URL = /^["']?(https?|ftp):\/\/[^/\s]+\/\S*(?<!anti[-_]?)malware/i;
 /** An app's id in reverse-DNS form (`com.whatsapp.WhatsApp`, `com.google.ios.youtube`). */

@@ -88,6 +88,14 @@ const READ_ONLY: ReadonlySet<string> = new Set([
   // Lists the shared libraries an executable loads, as its loader resolves them.
   'ldd',
   'tac',
+  // cat and its pager for compressed files (a rotated log's `.gz`), and macOS's md5: they print.
+  'zcat',
+  'bzcat',
+  'xzcat',
+  'zstdcat',
+  'zless',
+  'zmore',
+  'md5',
   'rev',
   'fold',
   'fmt',

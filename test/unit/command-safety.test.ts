@@ -2688,8 +2688,9 @@ describe('the fiftieth to fifty-second sets: databases, PowerShell and Windows, 
     // Web and shared terminals serve a shell to the network; their help and version stay here.
     ['gotty tmux new -A -s gotty top', true, 'serves a terminal'],
     ['wetty --help', false],
-    // nvm's installs and default alias change every later shell's node; `use` is this shell's.
-    ['nvm install 20', true, 'nvm versions'],
+    // nvm's default alias changes every later shell's node; an install sits beside the others in nvm's own store, and `use` is this shell's.
+    ['nvm alias default 20', true, 'nvm versions'],
+    ['nvm install 20', false],
     ['nvm use v16', false],
     // ghr uploads to a GitHub release; Kamal acts on its deploy's servers.
     ['ghr -draft v1.2.0 release/', true, 'makes a release'],
@@ -6451,6 +6452,85 @@ describe('checkCommand on the twenty read, and the 636th, 638th, 641st, 643rd, 6
     // watch's command is judged once, as a command of its own.
     ['watch ls -lah /var/log/dnsmasq.log', false],
     ['watch -n 1 rm -rf /', true, 'root directory'],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});
+
+describe('checkCommand on browsers, meshes, drives, mailboxes and the thirty-five read', () => {
+  it.each([
+    // Privilege by sudo's editor; a browser's cookies read for a site; a cloud disk's snapshot downloaded.
+    ["sudoedit -s '\\' 'id'", true, 'elevated privileges'],
+    ['get-cookie auth example.com --browser chrome', true, 'cookies'],
+    ['get-cookie --browser chrome --list-profiles', false],
+    ['dsnap get snap-0dbb0347f47e38b96', true, 'snapshot'],
+    ['dsnap list', false],
+    // A mailbox on another host, logged in to by curl; this machine's is a test's.
+    ['curl --url "imaps://mail.example.com/INBOX" -u me@example.com -p --request "UID MOVE 5 Trash"', true, 'mailboxes'],
+    ['curl imaps://127.0.0.1/INBOX', false],
+    // cmd.exe's file commands on a drive's path; a GitHub Windows runner's workspace is the project's.
+    ['@del c:\\%systemroot%\\system32\\*.log', true, "machine's drives"],
+    ['del /s /q C:\\', true, "machine's drives"],
+    ['robocopy /b dll c:\\windows\\system32 x.dll', true, "machine's drives"],
+    ['copy C:\\OpenSSL\\bin\\libssl-3-x64.dll', false],
+    ['move D:\\a\\repo\\repo\\bin\\Release .\\release', false],
+    ['md C:\\crashes', true, "machine's drives"],
+    // Clusters and their meshes, a Nomad pack run, a Jenkins agent created; their plans and listings read.
+    ['nomad-pack run hello_world --var message=hola', true, 'Nomad'],
+    ['nomad-pack plan hello_world', false],
+    ['istioctl install --set profile=ambient --skip-confirmation', true, 'service mesh'],
+    ['istioctl pc log pod.ns --level trace', true, 'service mesh'],
+    ['istioctl x precheck', false],
+    ['kmeshctl waypoint apply -n ns --name w', true, 'service mesh'],
+    ['jcli agent create macos', true, 'Jenkins'],
+    ['jcli config plugin install account', false],
+    // The machine's sound server, network speed, package repositories, boot loader and SNMP accounts.
+    ['pactl load-module module-pipe-source source_name=virtmic', true, 'sound server'],
+    ['pactl list short sinks', false],
+    ['throttle 3gfast', true, 'network speed'],
+    ['crb enable', true, 'repositories'],
+    ['dnf makecache', true, 'installed packages'],
+    ['lilo', true, 'boot'],
+    ['net-snmp-create-v3-user -ro -a SHA-512 zbx_monitor', true, 'SNMP'],
+    ['cryptsetup luksErase --batch-mode "$TARGET"', true, 'encrypted disk'],
+    ['cryptsetup status cryptroot', false],
+    ['cross-util volumes remove-all', true, 'every container or volume'],
+    ['cross-util volumes list', false],
+    // Certificates: a CA's provisioners changed, a Windows request made or installed.
+    ['step ca provisioner add autocert --create', true, 'certificate authority'],
+    ['step ca certificate mike mike.crt mike.key --ca-url https://127.0.0.1:4443', false],
+    ['certreq -accept ldapcert.crt', true, 'certificate'],
+    // Probes, tunnels and impacket's scripts under their own names.
+    ['fingerprintx -t praetorian.com:80 --json', true, 'probes'],
+    ['fingerprintx -t 127.0.0.1:8000', false],
+    ['httpx -l subs.txt -ports 80,443 -status-code', true, 'live web servers'],
+    ['httpx https://example.com', false],
+    ['vtund -s -f vtund.server.conf', true, 'tunnel'],
+    ['python smbclient.py domain/user:password@target', true, 'other machines'],
+    ['python GetADUsers.py -all corp/user:pass@10.0.0.5', true, 'other machines'],
+    // Global git filters, a default tool version, a change uploaded for review, a publish through corepack.
+    ['nbstripout --install --global', true, 'git filter'],
+    ['nbstripout --install', false],
+    ['asdf global mage latest', true, 'default tool versions'],
+    ['git cl upload -b 40543651', true, 'code review'],
+    ['corepack yarn npm publish --provenance', true, 'publishes'],
+    ['corepack yarn install --immutable', false],
+    ['php bin/console secrets:list --reveal', true, 'secrets'],
+    // Fewer false stops: Google's Lighthouse, compressed logs read, consul's local CA files, a wordlist downloaded.
+    ['lighthouse https://example.com --output json', false],
+    ['lighthouse --output-path=~/mydir/foo.out --save-assets', true, 'home directory'],
+    ['lighthouse vc', true, 'blockchain'],
+    ["zgrep -iE 'GET.*xml' /var/log/httpaccess.log.*.gz", false],
+    ['zcat /var/log/bash.log.*.gz | grep pts', false],
+    ['consul tls ca create -domain=nomad', false],
+    ['curl -L -o rockyou.txt https://github.com/brannondorsey/naive-hashcat/releases/download/data/rockyou.txt', false],
+    ['hydra -P rockyou.txt ssh://10.0.0.5', true, 'wordlist'],
+    ['echo "please report issues to support@c3pool.com"', false],
+    ['Remove-SSHSession -SessionId 0', false],
+    ['python -m zipapp cmake-init -p "/usr/bin/env python3"', false],
+    ['pactl info', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -2,7 +2,8 @@
 // joins the chain's peer-to-peer network, listens on every interface and holds the keys of the accounts
 // it signs for; a cast sends a video to whatever TV answers on the local network. Asking a tool about
 // itself and listing what it holds read.
-import { danger, namesThisMachine, onlyAsksAbout, operands, optionValue, type Rule, type RuleTable } from '../state.js';
+import type { Word } from '../shell-lex.js';
+import { checkWriteTarget, danger, namesThisMachine, onlyAsksAbout, operands, optionValue, type Rule, type RuleTable, word } from '../state.js';
 
 /** The verbs that only read, per node program, read from the start of its words (`geth version`, `lighthouse account validator list`). */
 const NODE_READS: Readonly<Record<string, RegExp>> = {
@@ -16,6 +17,22 @@ const NODE_READS: Readonly<Record<string, RegExp>> = {
 };
 
 /**
+ * Google's Lighthouse shares its name with an Ethereum client: it audits a web page (`lighthouse
+ * https://example.com --output json`), started bare or with only its own options; the client is run by
+ * its subcommands (`lighthouse bn`, `lighthouse account …`).
+ */
+const isPageAuditor = (args: Word[]) =>
+  args.length === 0 ||
+  args.some((a) => /^https?:\/\//.test(a.text)) ||
+  (operands(args, /^--(output|output-path|port|preset|form-factor|only-categories|chrome-flags)$/).length === 0 &&
+    args.every(
+      (a) =>
+        /^(--(output|output-path|chrome-flags|port|preset|view|save-assets|form-factor|only-categories|quiet|throttling[\w.-]*|screenEmulation[\w.-]*)(=.*)?|-(G|A|GA)(=.*)?)$/.test(
+          a.text,
+        ) || !a.text.startsWith('-'),
+    ));
+
+/**
  * A node run (`geth`, `geth console`, `lighthouse vc`), attached to (`geth attach`, which signs with its
  * unlocked accounts) or given keys (`lighthouse account validator recover` turns a mnemonic into
  * signing keys in the home), or a peer-to-peer listener or crawler (`devp2p discv5 listen`).
@@ -23,6 +40,12 @@ const NODE_READS: Readonly<Record<string, RegExp>> = {
 const node: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   if (onlyAsksAbout(args)) return;
+  if (prog === 'lighthouse' && isPageAuditor(args)) {
+    const k = args.findIndex((a) => /^--output-path(=|$)/.test(a.text));
+    const report = k < 0 ? undefined : optionValue(args, k);
+    if (report !== undefined) checkWriteTarget(word(report), st, `${prog} writes its report to`);
+    return;
+  }
   const ops = operands(args, /^(--datadir|--network|--testnet-dir|--config|-c)$/).map((a) => a.text);
   if (ops.length > 0 && NODE_READS[prog]!.test(ops.slice(0, 3).join(' '))) return;
   // A single-node development chain (`geth --dev`, `bitcoind -regtest`) has no peers and no value.

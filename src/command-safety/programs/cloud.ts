@@ -528,6 +528,8 @@ function readCoordination(prog: string, args: Word[]): Reading {
   const ops = text(operands(args, /^(--endpoints|-address|-token|-namespace|-region)$/));
   if (prog === 'etcdctl' && ops[0] === 'get' && ops.slice(1).some((k) => k === '/' || k.startsWith('/registry/secrets') || k === '""'))
     return secret(`${prog} get ${ops[1]}`);
+  // consul's `tls ca create` and `tls cert create` write a certificate authority's files here, for a cluster yet to be set up.
+  if (prog === 'consul' && ops[0] === 'tls') return read;
   const r = readByFirstVerb(prog, args);
   if (r.kind !== 'read') return r;
   const verb = ops.find((o) => COORDINATION_CHANGES.test(o));

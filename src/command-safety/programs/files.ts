@@ -29,7 +29,7 @@ import { CREDENTIAL_FILTER, KEY_SHAPE, SECRET_SEARCH } from '../secrets.js';
 import { judgeUnknownProgram } from './unknown.js';
 
 /** The programs that search files' contents for a pattern. */
-export const TEXT_SEARCHERS: readonly string[] = ['grep', 'egrep', 'fgrep', 'rg', 'ag', 'ack'];
+export const TEXT_SEARCHERS: readonly string[] = ['grep', 'egrep', 'fgrep', 'zgrep', 'zegrep', 'zfgrep', 'rg', 'ag', 'ack'];
 
 const remove: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
@@ -92,7 +92,7 @@ const SECRET_KIND = /passw(or)?d|\bpwd\b|secret|token|api[_-]?key|credential|pri
 const PASSWORD_WORD = /(?<![A-Za-z/]|[A-Z]_)[Pp][Aa][Ss][Ss](?:[Ww][Oo][Rr][Dd]|[Ww][Dd])(?![A-Za-z_])/;
 /** grep -r, rg, ag, ack: a search for a credential's word (password, token, key) across places outside the workspace. */
 const search: Rule = ({ prog, args, st, namesFromInput }) => {
-  const recursive = !/^e?f?grep$/.test(prog) || hasFlag(args, 'r', ['--recursive', '--dereference-recursive']) || hasFlag(args, 'R');
+  const recursive = !/^z?e?f?grep$/.test(prog) || hasFlag(args, 'r', ['--recursive', '--dereference-recursive']) || hasFlag(args, 'R');
   const explicit = args.findIndex((a) => /^(-[a-zA-Z]*e|--regexp|-f|--file)$/.test(a.text) || /^--regexp=/.test(a.text));
   const ops = operands(args, /^-(e|f|m|A|B|C|g|t|T|j|d|-regexp|-file|-glob|-type|-max-count)$/);
   const patterns =

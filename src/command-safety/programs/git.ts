@@ -206,6 +206,12 @@ const SUBCOMMANDS: Record<string, (rest: Word[], st: State, sub: string) => void
     st.repeatable = false;
     if (!rest.some((a) => /^(--dry-run|--dump-aliases|-h|--help)$/.test(a.text))) danger(st, `sends mail on the user's behalf (git ${sub})`);
   },
+  // depot_tools' `git cl` uploads a change to the code review server, or lands it, on the user's behalf.
+  cl(rest, st) {
+    st.repeatable = false;
+    const verb = operands(rest)[0]?.text ?? '';
+    if (/^(upload|land|dcommit|set-commit|set-close)$/.test(verb)) danger(st, `uploads or lands a change on the code review server (git cl ${verb})`);
+  },
   'imap-send': (_rest, st, sub) => danger(st, `sends patches to the user's mailbox (git ${sub})`),
   'filter-branch': (_rest, st, sub) => danger(st, `rewrites the repository's history (git ${sub})`),
   'filter-repo': (_rest, st, sub) => danger(st, `rewrites the repository's history (git ${sub})`),

@@ -18,7 +18,7 @@ import {
 } from '../state.js';
 import { WINDOWS_ABSOLUTE } from './interpreters.js';
 import { WINDOWS_OUTSIDE_PATH } from './windows.js';
-import { addressedUrl, addressGiven, aimedOnlyAtThisMachine, judgeUnknownProgram, otherMachineAddress, targetHostUrl } from './unknown.js';
+import { addressedUrl, addressGiven, aimedOnlyAtThisMachine, judgeUnknownProgram, otherMachineAddress, SERVICE_URL, targetHostUrl } from './unknown.js';
 
 /** Port scanners: every address, range or name they are given is probed. */
 export const PORT_SCANNERS = ['nmap', 'masscan', 'rustscan', 'zmap', 'unicornscan', 'amap', 'naabu', 'zgrab', 'zgrab2'];
@@ -274,6 +274,11 @@ const downloader: Rule = ({ prog, args, st }) => {
       args.some((a) => /^(-T|--upload-file)$/.test(a.text)))
   )
     danger(st, `uploads a local file (${prog})`);
+  // A mailbox or directory server on another host (`curl imaps://mail.example.com/INBOX -u me -p`,
+  // `--url "ldap://dc.corp.local/…"`): curl logs in there and reads, moves or deletes the user's mail or
+  // the directory's entries, as a mail or LDAP client would.
+  const service = args.find((a) => SERVICE_URL.test(a.text));
+  if (service) danger(st, `reads or changes mailboxes or a directory on another host (${prog} ${service.text})`);
   // A proxy on this host (`-x http://localhost:8080`, `--socks5 localhost:1080`) is a tunnel's or relay's
   // door: the request goes wherever it leads.
   const proxy = args.findIndex((a, k) => PROXY_OPTION.test(args[k - 1]?.text ?? '') && LOOPBACK.test(a.text));

@@ -374,10 +374,10 @@ const proxyHost = (v: string) =>
 /**
  * Programs made only to carry traffic through another machine or offer a port of this one (pivoting
  * proxies, reverse SOCKS servers, tunnels over DNS, ICMP or HTTP, EarthWorm and iox, localtunnel's
- * `lt`, PageKite): any run but help or the version is a tunnel.
+ * `lt`, PageKite, VTun's vtund): any run but help or the version is a tunnel.
  */
 const TUNNEL_TOOLS =
-  /^(tpws|dvtws|nfqws|ciadpi|byedpi|spoofdpi|goodbyedpi|zapret|sshuttle|gost|revsocks|graftcp|graftcp-local|mgraftcp|ligolo-ng|ligolo-proxy|ligolo-agent|frpc|frps|pivotnacci|rpivot|iodine|iodined|dnscat|dnscat2|ptunnel|ptunnel-ng|udp2raw|microsocks|3proxy|danted|sockd|tinyproxy|rsocx|bore|inlets|zrok|pgrok|iox|ew|earthworm|localtunnel|lt|pagekite|aws_consoler)$/;
+  /^(tpws|dvtws|nfqws|ciadpi|byedpi|spoofdpi|goodbyedpi|zapret|sshuttle|gost|revsocks|graftcp|graftcp-local|mgraftcp|ligolo-ng|ligolo-proxy|ligolo-agent|frpc|frps|pivotnacci|rpivot|iodine|iodined|dnscat|dnscat2|ptunnel|ptunnel-ng|udp2raw|microsocks|3proxy|danted|sockd|tinyproxy|rsocx|bore|inlets|zrok|pgrok|iox|ew|earthworm|localtunnel|lt|pagekite|aws_consoler|vtund)$/;
 /** Programs made to serve or catch a shell over the network (rcat, pwncat, penelope, a telnet server): any run but help or the version is one. */
 const REVERSE_SHELL_TOOLS =
   /^(reverse-ssh|telnetd|utelnetd|in\.telnetd|rcat|pwncat|pwncat-cs|pwncat-vl|penelope|penelope\.py|gs-netcat|gsocket|gs-sftp|gs-mount)$/;
@@ -566,6 +566,7 @@ function frameworks(prog: string, args: Word[], st: State, env: readonly string[
   const ops = operands(args).map((a) => a.text);
   const console = prog === 'symfony' ? ops[0] === 'console' : prog === 'php' && /(^|\/)console$/.test(ops[0] ?? '');
   if (console && /^secrets:(decrypt-to-local|reveal)$/.test(ops[1] ?? '')) danger(st, `decrypts the application's secrets (${ops[1]})`);
+  if (console && ops[1] === 'secrets:list' && args.some((a) => a.text === '--reveal')) danger(st, "prints the application's secrets (secrets:list --reveal)");
   // The Symfony CLI's own certificate authority added to (or taken from) the ones the machine and its browsers trust.
   if (prog === 'symfony' && /^server:ca:(install|uninstall)$/.test(ops[0] ?? ''))
     danger(st, `changes the certificate authorities the whole machine trusts (symfony ${ops[0]})`);
@@ -751,6 +752,122 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     does: "exports a chat workspace's messages, files and members with the user's token",
     harmless: (args) => /^(version|help|config|tools)$/.test(operands(args)[0]?.text ?? ''),
   },
+  // get-cookie reads a site's cookies out of the user's browsers' stores, the logins they carry; its
+  // listing of the browsers' profiles and its own debugging facts read none.
+  {
+    tools: /^get-cookie$/,
+    does: "reads a site's login cookies out of the user's browsers",
+    harmless: (args) => onlyAsksAbout(args) || args.some((a) => /^(--list-profiles|--debug-info)$/.test(a.text)),
+  },
+  // dsnap downloads a cloud volume's snapshot, another machine's whole disk; its listing and setup read.
+  {
+    tools: /^dsnap$/,
+    does: "downloads a cloud volume's snapshot, another machine's whole disk",
+    harmless: (args) => /^(list|init)$/.test(operands(args)[0]?.text ?? 'list'),
+  },
+  // fingerprintx probes the services of the hosts it is given, by `-t` or in a list; aimed only at this machine it reaches no one.
+  {
+    tools: /^fingerprintx$/,
+    does: "probes other hosts' services",
+    harmless: (args) => onlyAsksAbout(args) || (args.some((a) => /^(-t|--targets)$/.test(a.text)) && aimedOnlyAtThisMachine(args)),
+  },
+  // Nomad Pack's run, stop and destroy change the jobs of the cluster the user is logged in to; its
+  // registries, renderings, plans and listings stay here or only read.
+  {
+    tools: /^nomad-pack$/,
+    does: 'runs, stops or destroys jobs on a Nomad cluster',
+    harmless: (args) => /^(list|info|plan|status|render|registry|version|help|generate|deps)$/.test(operands(args)[0]?.text ?? 'help'),
+  },
+  // A service mesh's controls (istioctl, kmeshctl) install, upgrade or remove the mesh, apply or delete its
+  // waypoints and tags, set a proxy's log level, or serve its dashboards on every interface; their
+  // analyses, checks and proxies' configurations read.
+  {
+    tools: /^(istioctl|kmeshctl)$/,
+    does: 'installs, changes or removes a service mesh on the cluster',
+    harmless: (args) => {
+      const ops = operands(args).map((a) => a.text);
+      if (ops.some((o) => /^(install|uninstall|upgrade|apply|delete|remove|set|kube-uninject)$/.test(o))) return false;
+      if (ops.includes('log') && args.some((a) => /^--(level|reset)(=|$)/.test(a.text))) return false;
+      return !(
+        ops[0] === 'dashboard' &&
+        args.some((a, k) => EVERY_INTERFACE.test(a.text.replace(/^--address=/, '')) && (a.text.startsWith('--address=') || args[k - 1]?.text === '--address'))
+      );
+    },
+  },
+  // The desktop's sound server: modules loaded or unloaded, defaults, volumes and routes set change every
+  // program's sound (a file piped in as the microphone); its listings read.
+  {
+    tools: /^pactl$/,
+    does: "changes the machine's sound server (its modules, devices or defaults)",
+    harmless: (args) => /^(list|info|stat|subscribe|help|get-[\w-]+)$/.test(operands(args)[0]?.text ?? 'help'),
+  },
+  // sitespeed's throttle shapes the machine's network (bandwidth and latency) for every program, with root.
+  { tools: /^throttle$/, does: "changes the machine's network speed for every program", harmless: onlyAsksAbout },
+  // cross-util's remove-all and prune remove every container or volume cross left on the machine, for every project.
+  {
+    tools: /^cross-util$/,
+    does: "removes every container or volume cross made on the machine, every project's",
+    harmless: (args) => !args.some((a) => /^(remove-all|prune)$/.test(a.text)),
+  },
+  // step's CA commands that change the authority: provisioners and admins added, removed or updated, a certificate revoked.
+  {
+    tools: /^step$/,
+    does: "changes a certificate authority's provisioners or admins, or revokes a certificate",
+    harmless: (args) => {
+      const ops = operands(args).map((a) => a.text);
+      return !(ops[0] === 'ca' && (ops[1] === 'revoke' || (/^(provisioner|admin)$/.test(ops[1] ?? '') && /^(add|remove|update)$/.test(ops[2] ?? ''))));
+    },
+  },
+  // ProjectDiscovery's httpx probes every host of a list (`-l subs.txt`) or a port range for live web
+  // servers; encode's httpx of the same name sends one request, as curl does, and takes none of these.
+  {
+    tools: /^httpx$/,
+    does: 'probes the hosts of a list for live web servers',
+    harmless: (args) => !args.some((a) => /^-(l|list|ports?|probe|sc|status-code|title|td|tech-detect|web-server|cdn|ip|cname|asn)$/.test(a.text)),
+  },
+  // Jenkins' jcli creates, launches, builds or changes what runs on the Jenkins server it is logged in to;
+  // its own configuration and plugins, listings and searches stay here or read.
+  {
+    tools: /^jcli$/,
+    does: 'creates, runs or changes jobs, agents or plugins on a Jenkins server',
+    harmless: (args) => {
+      const ops = operands(args).map((a) => a.text);
+      return (
+        ops.length === 0 ||
+        /^(config|version|help|completion|doc|search)$/.test(ops[0]!) ||
+        /^(list|get|search|log|history|param|artifact|status|check)$/.test(ops[1] ?? 'list')
+      );
+    },
+  },
+  // nbstripout's filter written to the user's or the machine's git configuration (`--install --global`)
+  // runs in every repository; installed in this one's (no scope) it stays here.
+  {
+    tools: /^nbstripout$/,
+    does: "installs or removes a git filter in the user's or the machine's git configuration",
+    harmless: (args) => !(args.some((a) => /^--(install|uninstall)$/.test(a.text)) && args.some((a) => /^--(global|system)$/.test(a.text))),
+  },
+  // asdf's global default (`asdf global`, the newer `asdf set --home`) is the tool every later shell starts with.
+  {
+    tools: /^asdf$/,
+    does: "changes the user's default tool versions for every later shell",
+    harmless: (args) => {
+      const ops = operands(args).map((a) => a.text);
+      return !(ops[0] === 'global' || (ops[0] === 'set' && args.some((a) => /^(-u|--home)$/.test(a.text))));
+    },
+  },
+  // A disk's encryption: formatted, erased (its key slots gone, the data with them), opened, closed, its
+  // keys added or removed, its header restored or re-encrypted. Its status and header's dump read.
+  {
+    tools: /^cryptsetup$/,
+    does: "changes or destroys an encrypted disk's keys or mapping",
+    harmless: (args) =>
+      /^(status|luksDump|isLuks|luksUUID|benchmark)$/.test(operands(args)[0]?.text ?? 'status') &&
+      !args.some((a) => /^--dump-(master|volume)-key$/.test(a.text)),
+  },
+  // RHEL's CodeReady Builder repository switched on or off for every later install; SNMP's v3 users
+  // written into the agent's configuration.
+  { tools: /^crb$/, does: "changes the machine's package repositories", harmless: (args) => onlyAsksAbout(args) || operands(args)[0]?.text === 'status' },
+  { tools: /^net-snmp-(create-v3-user|config)$/, does: "adds an account to the machine's SNMP agent", harmless: onlyAsksAbout },
   // BBOT's scans enumerate and probe a target's subdomains, hosts and services; its listings of modules,
   // flags and presets, and the preset it would run, reach no one.
   {

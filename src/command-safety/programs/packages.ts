@@ -349,7 +349,9 @@ const versionManager: Rule = ({ prog, args, st }) => {
   const verb = ops[0] ?? '';
   const lists = args.some((a) => /^(-l|-L|--list|--list-all|-h|--help)$/.test(a.text));
   const changes =
-    (VERSION_MANAGER_CHANGES.test(verb) && !lists) ||
+    // nvm keeps each node it installs beside the others in its own store (~/.nvm/versions, as fnm and volta do);
+    // the default every later shell starts with is changed by `alias default`, below.
+    (VERSION_MANAGER_CHANGES.test(verb) && !lists && !(prog === 'nvm' && /^(install|uninstall)$/.test(verb))) ||
     // tfenv's and tgenv's `use` switch the user's default; `init` without `-` edits the startup files.
     (verb === 'use' && /^(tfenv|tgenv)$/.test(prog)) ||
     // nvm's default alias is the node every later shell starts with.

@@ -8,6 +8,8 @@ export const SHELLS: ReadonlySet<string> = new Set(['sh', 'bash', 'zsh', 'dash',
 const SUDO_LISTS = /^-(l|ll|k|S|n|-list|-reset-timestamp|-stdin|-non-interactive)$/;
 const PRIVILEGE = new Set([
   'sudo',
+  // sudoedit is `sudo -e`: the files it is given are edited as root.
+  'sudoedit',
   'su',
   'doas',
   'pkexec',
@@ -149,6 +151,11 @@ export function unwrap(words: Word[], st: State, stripped: Stripped[] = []): Wor
       if (dir) checkWriteTarget(dir, st, "links busybox's programs into");
       else danger(st, "links busybox's programs into the system's program directories (busybox --install)");
       return [word('true')];
+    }
+    // corepack runs the package manager it is given (`corepack yarn npm publish`) at the project's pinned version.
+    if (p === 'corepack' && /^(yarn|pnpm|npm|npx|pnpx)$/.test(ws[1]?.text ?? '')) {
+      ws = ws.slice(1);
+      continue;
     }
     // `sudo -l` lists what the user may run as whom and runs nothing (-k, -S and -n only say how to ask).
     if (p === 'sudo' && ws.length > 1 && ws.slice(1).some((w) => /^-(l|ll|-list)$/.test(w.text)) && ws.slice(1).every((w) => SUDO_LISTS.test(w.text)))

@@ -211,11 +211,11 @@ export const SYSTEM_PACKAGE_MANAGERS: readonly string[] = [
  * The machine's package managers: installing, removing or updating changes every program on the
  * machine and runs the packages' scripts as root, a package file from anywhere included; adding,
  * enabling or removing a repository (`zypper ar`, `dnf config-manager --set-enabled`, `flatpak remote-add`) changes where
- * every later install comes from; cleaning deletes the package cache under /var. Queries (list,
+ * every later install comes from; cleaning deletes the package cache under /var and `makecache` rewrites it. Queries (list,
  * search, show, -q) only read.
  */
 const SYSTEM_PACKAGE_CHANGE =
-  /^(install|reinstall|localinstall|groupinstall|groupremove|groupupdate|uninstall|remove|erase|purge|autoremove|clean|autoclean|upgrade|update|update-minimal|upgrade-minimal|dist-upgrade|full-upgrade|distro-sync|downgrade|add|del|delete|build-dep|in|rm|up|dup|refresh|sync|ar|addrepo|rr|removerepo|mr|modifyrepo|remote-add|remote-delete|remote-modify|--add-architecture|--remove-architecture|override|rebase|rollback|deploy|kargs|--set-enabled|--set-disabled|--add-repo|--enable|--disable|-i|--install|-U|--upgrade|-e|--erase|-r|--remove|-P|--purge|--configure|--unpack|-F|--freshen|-S[a-zA-Z]*|-R[a-zA-Z]*|-[a-zA-Z]*[iUe][a-zA-Z]*h?)$/;
+  /^(install|reinstall|localinstall|groupinstall|groupremove|groupupdate|uninstall|remove|erase|purge|autoremove|clean|autoclean|upgrade|update|update-minimal|upgrade-minimal|dist-upgrade|full-upgrade|distro-sync|makecache|downgrade|add|del|delete|build-dep|in|rm|up|dup|refresh|sync|ar|addrepo|rr|removerepo|mr|modifyrepo|remote-add|remote-delete|remote-modify|--add-architecture|--remove-architecture|override|rebase|rollback|deploy|kargs|--set-enabled|--set-disabled|--add-repo|--enable|--disable|-i|--install|-U|--upgrade|-e|--erase|-r|--remove|-P|--purge|--configure|--unpack|-F|--freshen|-S[a-zA-Z]*|-R[a-zA-Z]*|-[a-zA-Z]*[iUe][a-zA-Z]*h?)$/;
 /** Paludis' `cave resolve` or `uninstall`, which only shows its plan until told to carry it out (`-x`), or `cave sync`, which replaces the repositories. */
 const caveCarriesOut = (args: Word[]) => {
   const command = operands(args)[0]?.text ?? '';
@@ -1429,6 +1429,7 @@ export const SYSTEM_RULES: RuleTable = {
         'grub2-install',
         'grub-mkconfig',
         'grub2-mkconfig',
+        'lilo',
       ].map((p) => [p, bootImage]),
     ),
     ...Object.fromEntries(['winget', 'choco', 'scoop'].map((p) => [p, windowsPackages])),

@@ -130,7 +130,7 @@ export function otherMachineAddress(text: string): boolean {
  */
 const BARE_HOST_VARIABLE = /^\$\{?(TARGET|HOST|RHOST)\}?(:\d{1,5})?$/;
 const REMOTE_TOOL =
-  /^(impacket-)?(gettgt|getst|testssl|sslscan|sslyze|rdesktop|x?freerdp\d*|mstsc|nmblookup|nbtscan|smbmap|rpcclient|enum4linux(-ng)?|samrdump|secretsdump|psexec|wmiexec|smbexec|atexec|dcomexec|lookupsid|rpcdump|getuserspns|getnpusers|snmpwalk|snmpget|snmpbulkwalk|onesixtyone|nikto|whatweb|wpscan|ike-scan|showmount|evil-winrm|crackmapexec|netexec|nxc|hydra|medusa|ncrack|ruler|nord-stream|gato|gato-x|atomizer|credmaster|roadrecon|roadtx|o365spray|trevorspray|sprayhound|msolspray|sprayingtoolkit|ssh-audit|expliot|sharphound|rdpscan|getnthash|gettgtpkinit|ms14-068(-checker)?|ldap_shell|cerbero)(\.(sh|py|pl|rb|exe))?$/i;
+  /^(impacket-)?(gettgt|getst|testssl|sslscan|sslyze|rdesktop|x?freerdp\d*|mstsc|nmblookup|nbtscan|smbmap|rpcclient|enum4linux(-ng)?|samrdump|secretsdump|psexec|wmiexec|smbexec|atexec|dcomexec|lookupsid|rpcdump|getuserspns|getnpusers|getadusers|finddelegation|smbclient|get-gpppassword|getpac|goldenpac|mssqlclient|mssqlinstance|sambapipe|rdp_check|snmpwalk|snmpget|snmpbulkwalk|onesixtyone|nikto|whatweb|wpscan|ike-scan|showmount|evil-winrm|crackmapexec|netexec|nxc|hydra|medusa|ncrack|ruler|nord-stream|gato|gato-x|atomizer|credmaster|roadrecon|roadtx|o365spray|trevorspray|sprayhound|msolspray|sprayingtoolkit|ssh-audit|expliot|sharphound|rdpscan|getnthash|gettgtpkinit|ms14-068(-checker)?|ldap_shell|cerbero)(\.(sh|py|pl|rb|exe))?$/i;
 export const isRemoteTool = (name: string) => REMOTE_TOOL.test(name);
 
 /** An image or artifact in a registry on this machine (`localhost:5000/app`): a push there leaves nothing past it. */
@@ -150,7 +150,8 @@ export const contractFuzzerRun = (args: readonly Word[]) => /^(fuzz|init|complet
 export function remoteToolRun(tool: string, args: Word[]): string | undefined {
   const thisMachine = args.some((a) => {
     const value = a.text.replace(/^-[^=]*=/, '');
-    return THIS_MACHINE_ADDRESS.test(value) || value.startsWith('unix://');
+    // A share on this machine (`smbclient \\\\localhost\\share`) reads, once the shell has taken its backslashes, `\localhostshare`.
+    return THIS_MACHINE_ADDRESS.test(value) || value.startsWith('unix://') || /^[\\/]{1,2}(localhost|127\.[\d.]+)/.test(value);
   });
   // ssh-audit's client audit (`-c`) waits here for clients to connect; `-L` lists its policies.
   if (/^ssh-audit/i.test(tool) && args.some((a) => /^(-c|--client-audit|-L|--list-policies)$/.test(a.text))) return undefined;
@@ -527,15 +528,15 @@ const REMOTE_FILE_URL = /^(scp|sftp|ssh|smb|cifs|nfs|fish|ftps?|tftp|davs?|webda
  * `mongodb://root:prisma@mongo:27017`): a login there, with the password in the command.
  */
 const CREDENTIAL_URL = /^[a-z][a-z0-9+.-]*:\/\/[^:@/\s]+:[^@/\s]+@(?!(localhost|127\.[\d.]+|\[::1\])([:/?]|$))[\w.-]+/i;
-const SERVICE_URL = /^(ldaps?|imaps?|pop3s?|smtps?):\/\/(?!(?:[^@/]*@)?(localhost|127\.[\d.]+|\[::1\])([:/]|$))(?:[^@/\s]*@)?[\w-]+\.[\w.-]+/i;
+export const SERVICE_URL = /^(ldaps?|imaps?|pop3s?|smtps?):\/\/(?!(?:[^@/]*@)?(localhost|127\.[\d.]+|\[::1\])([:/]|$))(?:[^@/\s]*@)?[\w-]+\.[\w.-]+/i;
 
 /**
  * An option that chooses the interpreter a tool builds or runs with (`virtualenv -p /usr/bin/python2`,
- * `--python=/usr/local/bin/python3.12`), given an installed one by its path: the tool runs that
+ * `--python=/usr/local/bin/python3.12`, zipapp's `-p "/usr/bin/env python3"`), given an installed one by its path: the tool runs that
  * interpreter for the project, as it would the one first on the PATH.
  */
 const INTERPRETER_CHOICE = /^(-p|--python|--interpreter)(=|$)/;
-const INSTALLED_INTERPRETER = /^\/(usr\/(local\/)?|opt\/homebrew\/)?bin\/(python|pypy|ruby|node|perl|php)[\d.]*$/;
+const INSTALLED_INTERPRETER = /^\/(usr\/(local\/)?|opt\/homebrew\/)?bin\/(env )?(python|pypy|ruby|node|perl|php)[\d.]*$/;
 const choosesInstalledInterpreter = (args: Word[], k: number, value: string) =>
   INSTALLED_INTERPRETER.test(value) && (INTERPRETER_CHOICE.test(args[k]!.text) || /^(-p|--python|--interpreter)$/.test(args[k - 1]?.text ?? ''));
 

@@ -5,7 +5,7 @@
 // a domain's unless the noun is the session's own (an alias, a variable, the current location) or a
 // value built in memory, or the cmdlet is pointed at a file by its path.
 import { parseShell, type Word } from '../shell-lex.js';
-import { danger, namesThisMachine, type Rule, type RuleTable, type State } from '../state.js';
+import { checkWriteTarget, danger, namesThisMachine, type Rule, type RuleTable, type State } from '../state.js';
 import { judgeNamesKilled } from './system.js';
 import { judgeUnknownProgram } from './unknown.js';
 
@@ -18,7 +18,7 @@ const CHANGING_VERBS =
 
 /** Nouns of the session's own state: changing them ends with the session. */
 const SESSION_NOUNS =
-  /^(Alias|Variable|Location|StrictMode|PSDebug|PSReadLine\w*|PSBreakpoint|Module|Member|Job|Sleep|Transcript|Host|Culture|ArgumentCompleter|ObjectEvent|EngineEvent|Event|FormatData|TypeData|Help|Process|ModuleMember)$/;
+  /^(Alias|Variable|Location|StrictMode|PSDebug|PSReadLine\w*|PSBreakpoint|Module|Member|Job|Sleep|Transcript|Host|Culture|ArgumentCompleter|ObjectEvent|EngineEvent|Event|FormatData|TypeData|Help|Process|ModuleMember|SSHSession|SFTPSession)$/;
 /** Values built in memory (`New-Object`, `New-Guid`, `New-DNSRecordArray`): nothing outside the session is made. */
 const VALUE_NOUN = /^(Object|Guid|TimeSpan|\w*(Array|Hashtable|List|Credential|ScriptBlock|SessionOption|Option))$/;
 /** Nouns of files, named by their path: judged by where the path points, as cp, rm and tee are. */
@@ -199,6 +199,9 @@ const WINDOWS_CHANGES: Readonly<Record<string, (args: Word[]) => string | undefi
   icacls: (args) =>
     args.some((a) => /^\/(grant|deny|setowner|reset|remove|restore|setintegritylevel)/i.test(a.text)) ? "changes who may use the machine's files" : undefined,
   schtasks: (args) => (args.some((a) => /^\/(create|delete|change|run)$/i.test(a.text)) ? "schedules or changes the machine's tasks" : undefined),
+  // A certificate request made (its key in the machine's store), submitted to a certificate authority, or its issued certificate installed.
+  certreq: (args) =>
+    args.some((a) => /^-(new|submit|accept|retrieve|sign|enroll)$/i.test(a.text)) ? "requests or installs a certificate in the machine's store" : undefined,
   // tasklist, systeminfo and ipconfig only print; their `/fi` and `/all` switches name no path.
   tasklist: () => undefined,
   systeminfo: () => undefined,
@@ -209,6 +212,30 @@ const windowsProgram: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   const why = WINDOWS_CHANGES[windowsName(prog)]!(args);
   if (why) danger(st, `${why} (${[prog, ...args.map((a) => a.text)].join(' ')})`);
+};
+
+/**
+ * cmd.exe's own file commands (a batch file's `@del` too, its echo kept quiet): the names they delete,
+ * make, move or rename, and the destination they copy to, judged where they lie. A drive's path is the
+ * machine's (the shell has taken out an unquoted word's backslashes: `c:\Windows\x.log` reads
+ * `c:Windowsx.log`), but for a GitHub Windows runner's workspace, `D:\a\`.
+ */
+const WINDOWS_FILE_COMMAND = /^@?(del|erase|rd|md|copy|move|xcopy|robocopy|ren)(\.exe)?$/i;
+const DRIVE_PATH = /^["']?[A-Za-z]:/;
+const RUNNER_WORKSPACE = /^["']?[Dd]:[\\/]?a([\\/]|[\w.-])/;
+const windowsFileCommand: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const name = prog
+    .replace(/^@/, '')
+    .toLowerCase()
+    .replace(/\.exe$/, '');
+  const names = args.filter((a) => !/^\//.test(a.text));
+  // copy's and xcopy's destination is their last name, robocopy's its second (files to copy follow it).
+  const changed = name === 'robocopy' ? names.slice(1, 2) : /^(copy|xcopy)$/.test(name) ? names.slice(1).slice(-1) : names;
+  for (const a of changed) {
+    if (DRIVE_PATH.test(a.text) && !RUNNER_WORKSPACE.test(a.text)) danger(st, `${name} changes a path on one of the machine's drives (${a.text})`);
+    else checkWriteTarget(a, st, `${name} changes`);
+  }
 };
 
 /** cmd.exe's `/c` and `/k` run the rest of the line as a command: judged as that command. */
@@ -228,5 +255,6 @@ export const WINDOWS_RULES: RuleTable = {
     // Invoke-Expression by its alias (`iex $response`), which PowerShell reads in any case.
     [/^iex$/i, ({ st }) => danger(st, 'evaluates text as PowerShell code (iex, Invoke-Expression)')],
     [WINDOWS_PROGRAM, windowsProgram],
+    [WINDOWS_FILE_COMMAND, windowsFileCommand],
   ],
 };
