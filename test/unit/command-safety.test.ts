@@ -6531,6 +6531,32 @@ describe('checkCommand on browsers, meshes, drives, mailboxes and the thirty-fiv
     ['Remove-SSHSession -SessionId 0', false],
     ['python -m zipapp cmake-init -p "/usr/bin/env python3"', false],
     ['pactl info', false],
+    // OpenBao's client as Vault's; a secret's metadata read is no secret.
+    ['bao kv get -mount=secret my-secret', true, 'secret'],
+    ['bao kv metadata get -mount=secret my-secret', false],
+    ['bao kv metadata delete -mount=secret my-secret', true, 'infrastructure'],
+    // Process memory grepped for secrets, a Samba domain changed, load tests and floods of other hosts.
+    ["dismember grep -p 1234 'the password is .*'", true, 'password'],
+    ['samba-tool user create someuser', true, 'Samba'],
+    ['samba-tool user list', false],
+    ['loadtest -c 10 --rps 200 http://mysite.com/', true, 'load test'],
+    ['python3 impulse.py --method SMS --time 20 --target +380123456789', true, 'floods'],
+    ['wpprobe scan -f targets.txt', true, 'WordPress'],
+    ['wpprobe search --cve CVE-2024-1234', false],
+    ['wfuzz -e printers', false],
+    // Key and credential files by name: Jenkins' credentials, rsh's trusted hosts, Pure-FTPd's users.
+    ['cat credentials.xml', true, 'key file'],
+    ['cat ../.rhosts', true, 'key file'],
+    ['cat ./data/pureftpd.passwd', true, 'key file'],
+    ['cat /etc/passwd', false],
+    // Devices: ESPHome's flashing, OpenWrt's sysupgrade, a JTAG dump, Zigbee's radio.
+    ['esphome run livingroom.yaml', true, 'flash'],
+    ['esphome compile livingroom.yaml', false],
+    ['sysupgrade -n -F openwrt-sysupgrade.bin', true, 'flash'],
+    ['sysupgrade -T openwrt-sysupgrade.bin', false],
+    ["openocd -c 'dump_image full_flash.bin 0x08000000 0x80000'", true, 'dumps'],
+    ['zbdump -i /dev/ttyUSB0 -c 15 -w capture.pcap', true, 'Zigbee'],
+    ['python ZAttackNG -d', true, 'Z-Wave'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -15,6 +15,8 @@ const WRITES: Readonly<Record<string, RegExp>> = {
   'idf.py':
     /^(flash|app-flash|bootloader-flash|partition-table-flash|erase-flash|erase_flash|erase-otadata|encrypted-flash|encrypted-app-flash|dfu-flash|efuse-burn[\w-]*|efuse-write-protect|efuse-read-protect)$/,
   'st-flash': /^(write|erase|reset)$/,
+  // ESPHome compiles a device's firmware and flashes it over USB or the network (`run`, `upload`).
+  esphome: /^(run|upload|update-all)$/,
   // probe-rs writes a program into the chip, runs it, erases or resets it through a debug probe; its lists and info read.
   'probe-rs': /^(download|run|erase|reset|attach|gdb|debug|flash)$/,
   picotool: /^(load|erase|reboot|otp|uf2)$/,
@@ -70,6 +72,8 @@ const WRITING_OPTIONS: Readonly<Record<string, (args: Word[]) => boolean>> = {
   // corrupt an EEPROM on the bus); its lists of buses (`-l`) and of an adapter's functions (`-F`) probe nothing.
   ...Object.fromEntries(['i2cset', 'i2ctransfer'].map((p) => [p, () => true])),
   i2cdetect: (args) => !args.some((a) => /^-[lF]$/.test(a.text)),
+  // OpenWrt's sysupgrade flashes the router's own firmware; its test (`-T`) and backup listing only read.
+  sysupgrade: (args) => !args.some((a) => /^(-T|--test|-l|--list-backup|-h|--help)$/.test(a.text)),
   // Proxmark3's flashing scripts write its bootloader and firmware whatever they are given.
   ...Object.fromEntries(['pm3-flash', 'pm3-flash-all', 'pm3-flash-bootrom', 'pm3-flash-fullimage'].map((p) => [p, () => true])),
 };
@@ -81,7 +85,7 @@ const DUMPS: Readonly<Record<string, (args: Word[]) => boolean>> = {
   // flashrom's programmer (`-p ch341a_spi`) reaches the chip whatever it is then told; only its lists ask nothing of one.
   flashrom: (args) => args.some((a) => /^(-p|--programmer|-r|--read)(=|$)/.test(a.text)) && !args.some((a) => /^(-L|--list-supported)$/.test(a.text)),
   'st-flash': (args) => operands(args).some((a) => a.text === 'read'),
-  openocd: (args) => args.some((a) => /^(-f|--file)(=|$)/.test(a.text)),
+  openocd: (args) => args.some((a) => /^(-f|--file)(=|$)/.test(a.text) || /\bdump_image\b/.test(a.text)),
   'dfu-util': (args) => args.some((a) => /^(-U|--upload)(=|$)|^-U./.test(a.text)),
   openFPGALoader: (args) => args.some((a) => a.text === '--dump-flash'),
   stm8flash: (args) => args.some((a) => a.text === '-r'),

@@ -547,7 +547,9 @@ function readVault(prog: string, args: Word[]): Reading {
   const what = `${prog} ${cmd}${sub ? ` ${sub}` : ''}`;
   if (!cmd || /^(status|version|list|audit-list|path-help|help)$/.test(cmd) || sub === 'list' || (cmd === 'token' && sub === 'lookup')) return read;
   if (cmd === 'server' && args.some((a) => /^-dev(=|$)/.test(a.text))) return read;
-  if (/^(read|unwrap|token-create)$/.test(cmd) || (cmd === 'kv' && /^(get|metadata)$/.test(sub)) || cmd === 'token') return secret(what);
+  // A secret's metadata (its versions and custom fields) is no secret; putting, patching or deleting it changes the server.
+  if (cmd === 'kv' && sub === 'metadata') return text(operands(args))[2] === 'get' ? read : change(what);
+  if (/^(read|unwrap|token-create)$/.test(cmd) || (cmd === 'kv' && sub === 'get') || cmd === 'token') return secret(what);
   return change(what);
 }
 
@@ -827,6 +829,8 @@ const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) =
   jf: readJfrog,
   jfrog: readJfrog,
   vault: readVault,
+  // OpenBao, Vault's fork, takes the same commands.
+  bao: readVault,
   amtool: readAmtool,
   doppler: readDoppler,
   aws: (_, args, st) => readAws(args, st),

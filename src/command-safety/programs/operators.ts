@@ -346,10 +346,10 @@ const LOCAL_ROOT_SCRIPTS = /^dirty_?sock(v\d)?$/;
  * a domain's machines' DPAPI stores (DonPAPI), or out of the swap partition (swap_digger); and a
  * script named for stealing cookies, tokens, passwords or wallets (`cookie_retriever.py`, `grab-cookies.py`),
  * and the tools that take a browser's cookies through its debugging port (cookie_crimes,
- * WhiteChocolateMacademiaNut, chrome-remote).
+ * WhiteChocolateMacademiaNut, chrome-remote), and dismember, which greps running processes' memory for secrets.
  */
 const CREDENTIAL_DUMPERS =
-  /^(samdump2|bkhive2?|pwdump|cachedump|lsadump|gosecretsdump|ntdsdotsqlite|snaffler|lazagne|pypykatz|mimipenguin|donpapi|swap_digger|jenkins-dec(r)?yptor|jenkins-credentials-decryptor|mimipy|3snake|vault-exfiltrate|keychain_dumper|keychain-dumper|hack-browser-data|chrome-bandit|firefox_decrypt|keedump|firepwd|[\w-]*(cookie|token|password|passwd|wallet|credential)s?[-_]?(stealer|grabber|retriever|dumper)|(grab|steal|dump)[-_]?(cookies?|tokens?|passwords?|creds|credentials)|cookie[-_]crimes(_macos)?|whitechocolatemacademianut|chrome-remote)$/;
+  /^(samdump2|bkhive2?|pwdump|cachedump|lsadump|gosecretsdump|ntdsdotsqlite|snaffler|lazagne|pypykatz|mimipenguin|donpapi|swap_digger|jenkins-dec(r)?yptor|jenkins-credentials-decryptor|mimipy|3snake|vault-exfiltrate|keychain_dumper|keychain-dumper|hack-browser-data|chrome-bandit|firefox_decrypt|keedump|firepwd|[\w-]*(cookie|token|password|passwd|wallet|credential)s?[-_]?(stealer|grabber|retriever|dumper)|(grab|steal|dump)[-_]?(cookies?|tokens?|passwords?|creds|credentials)|cookie[-_]crimes(_macos)?|whitechocolatemacademianut|chrome-remote|dismember)$/;
 /**
  * The tool a program or a script stands for: its name in lower case without a script's extension
  * (`PetitPotam.py`, `reconftw.sh`, `ssh2john.py`), as the attack tools are cloned and run by their scripts.
@@ -674,7 +674,10 @@ function record(prog: string, args: Word[], st: State): void {
  * `--vuln-test` against the test server it starts on this machine, `-hh`, its longer help, and `--list-tampers`).
  */
 const testsItself = (args: Word[]) =>
-  args.length > 0 && args.every((a) => /^(-hh|--(doc|api|vuln|smoke)-test|--payload-lint|--purge|--wizard-help|--list-tampers)$/.test(a.text));
+  args.length > 0 &&
+  // wfuzz's listings of its plugins by category (`-e printers`) and its help on scripts and filters.
+  (args.every((a) => /^(-hh|--(doc|api|vuln|smoke)-test|--payload-lint|--purge|--wizard-help|--list-tampers|--(script|filter)-help(=\S*)?)$/.test(a.text)) ||
+    (args.length === 2 && args[0]!.text === '-e' && /^(payloads|encoders|iterators|printers|scripts)$/.test(args[1]!.text)));
 
 /**
  * The tool families judged by their name: what a run of one does, when a run is only a question about
@@ -733,14 +736,14 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   // Denial-of-service floods (DRipper, db1000n, MHDDoS, Tor's Hammer, XerXes, UFONet) attack whatever they
   // are aimed at, or the targets their operators publish; aimed only at this machine they test its own server.
   {
-    tools: /^(dripper|db1000n|mhddos|torshammer|xerxes|ufonet|macof)$/,
+    tools: /^(dripper|db1000n|mhddos|torshammer|xerxes|ufonet|macof|impulse|bombarder)$/,
     does: 'floods other hosts with traffic to take them down',
     harmless: aimedOnlyAtThisMachine,
   },
   // A load generator aimed at another host's URL (`bombardier -c 200 -d 10s http://ya.ru`, `locust
   // --headless -H http://your-server.com`, `ali --rate=500 http://host.xz`) floods it; aimed at a server here, it measures the project's own.
   {
-    tools: /^(bombardier|hey|oha|wrk2?|ab|siege|h2load|autocannon|locust|fortio|plow|cassowary|ali)$/,
+    tools: /^(bombardier|hey|oha|wrk2?|ab|siege|h2load|autocannon|locust|fortio|plow|cassowary|ali|loadtest)$/,
     does: "floods another host's server with a load test's requests",
     harmless: (args) => !args.some((a) => OTHER_HOST_URL.test(a.text.replace(/^--?[\w-]+=/, ''))),
   },
@@ -863,6 +866,24 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     harmless: (args) =>
       /^(status|luksDump|isLuks|luksUUID|benchmark)$/.test(operands(args)[0]?.text ?? 'status') &&
       !args.some((a) => /^--dump-(master|volume)-key$/.test(a.text)),
+  },
+  // wpprobe scans WordPress sites for vulnerable plugins; its database of them is updated, searched and listed here.
+  { tools: /^wpprobe$/, does: 'scans WordPress sites for vulnerable plugins', harmless: (args) => operands(args)[0]?.text !== 'scan' },
+  // Samba's AD tool: users, groups, the domain itself (joined, demoted, provisioned, its roles seized) changed; its listings read.
+  {
+    tools: /^samba-tool$/,
+    does: "changes a Samba Active Directory domain's accounts, settings or controllers",
+    harmless: (args) => {
+      const ops = operands(args).map((a) => a.text);
+      return ops.length < 2 || /^(list|show|view|listmembers|showrepl|info|level|query|fetch|testparm)$/.test(ops[1]!) || ops[0] === 'testparm';
+    },
+  },
+  // Zigbee and Z-Wave radio tools (KillerBee's zb* programs, ZigDiggity, Z-Attack): they capture, replay,
+  // flood or forge the frames of the smart-home devices around the machine.
+  {
+    tools: /^(zbdump|zbreplay|zbscan|zbstumbler|zbassocflood|zbfakebeacon|zbopenear|zbwireshark|zbcat|zigdiggity|zattack(ng)?)$/,
+    does: 'captures, replays or forges the Zigbee or Z-Wave radio frames of the devices around the machine',
+    harmless: onlyAsksAbout,
   },
   // RHEL's CodeReady Builder repository switched on or off for every later install; SNMP's v3 users
   // written into the agent's configuration.
