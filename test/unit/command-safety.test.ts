@@ -2188,10 +2188,10 @@ describe("checkCommand on terragrunt's listing commands and its run queue, GitHu
     ['gh api /repos/o/r/pulls -X POST', true, 'changes something on GitHub through its API'],
     ['gh release verify v1.1.0 --repo gruntwork-io/terragrunt', false],
     ['gh release create v1.1.0', true, 'reaches past this machine'],
-    // pruning removes every stopped container and, with --all, every unused image on the machine
+    // pruning removes every stopped container, every untagged image and, with --all, every unused image on the machine
     ['docker system prune -af', true, 'removes every stopped container on the machine'],
     ['sudo docker image prune --all --force', true, 'removes every image no container runs'],
-    ['docker image prune -f', false],
+    ['docker image prune -f', true, 'untagged image'],
     ['docker builder prune -af', false],
     // a package manager run in a container changes that container
     ['docker exec test-container apt-get update', false],
@@ -6557,6 +6557,9 @@ describe('checkCommand on browsers, meshes, drives, mailboxes and the thirty-fiv
     ["openocd -c 'dump_image full_flash.bin 0x08000000 0x80000'", true, 'dumps'],
     ['zbdump -i /dev/ttyUSB0 -c 15 -w capture.pcap', true, 'Zigbee'],
     ['python ZAttackNG -d', true, 'Z-Wave'],
+    // A container's volume or port given with its short option's value attached.
+    ['docker run -it --rm -v/home/me/server:/server img bash', true, 'mounts'],
+    ['docker run -p8080:80 nginx', true, 'every network interface'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

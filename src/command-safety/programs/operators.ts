@@ -1085,11 +1085,18 @@ function containerDataRemoved(prog: string, args: Word[], st: State): void {
   if (ops[0] === 'system' && ops[1] === 'prune' && args.some((a) => a.text === '--volumes'))
     return danger(st, `removes container volumes and the data they hold (${prog} system prune --volumes)`);
   // A stopped container's file system holds what it wrote; pruning removes every stopped container on
-  // the machine, and `--all` every image no container runs, the ones built here and never pushed too.
+  // the machine, every untagged image (other projects' builds among them), and with `--all` every image
+  // no container runs, the ones built here and never pushed too.
   const all = args.some((a) => a.text === '--all' || /^-[a-z]*a[a-z]*$/.test(a.text));
   if ((ops[0] === 'system' || ops[0] === 'container') && ops[1] === 'prune')
     danger(st, `removes every stopped container on the machine and what it wrote (${prog} ${ops[0]} prune)`);
-  else if (ops[0] === 'image' && ops[1] === 'prune' && all) danger(st, `removes every image no container runs, built here or not (${prog} image prune --all)`);
+  else if (ops[0] === 'image' && ops[1] === 'prune')
+    danger(
+      st,
+      all
+        ? `removes every image no container runs, built here or not (${prog} image prune --all)`
+        : `removes every untagged image on the machine, other projects' too (${prog} image prune)`,
+    );
   // Every container or image the machine has, listed by the client itself (`docker rm $(docker ps -aq)`,
   // `docker rmi $(docker images -q)`), other projects' among them, removed as a prune removes them.
   else if (

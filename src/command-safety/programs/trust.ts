@@ -220,10 +220,18 @@ function containerChecks(prog: string, args: Word[], st: State): void {
   }
   const sub = args.findIndex((a) => /^(run|create|exec)$/.test(a.text));
   if (sub < 0) return;
-  // Short flags given together (`-dp 80:80`, `-itv /:/host`) are each judged as if given apart.
-  const options = args
-    .slice(sub + 1)
-    .flatMap((a) => (CONTAINER_FLAG_GROUP.test(a.text) ? [...a.text.slice(1)].map((letter) => ({ ...a, text: `-${letter}` })) : [a]));
+  // Short flags given together (`-dp 80:80`, `-itv /:/host`) are each judged as if given apart, and so is a
+  // short option with its value attached (`-v/home/me/src:/src`, `-p8080:80`).
+  const options = args.slice(sub + 1).flatMap((a) =>
+    CONTAINER_FLAG_GROUP.test(a.text)
+      ? [...a.text.slice(1)].map((letter) => ({ ...a, text: `-${letter}` }))
+      : /^-[vpe][/~.$\d]/.test(a.text)
+        ? [
+            { ...a, text: a.text.slice(0, 2) },
+            { ...a, text: a.text.slice(2) },
+          ]
+        : [a],
+  );
   for (let k = 0; k < options.length; k++) {
     const t = options[k]!.text;
     // The image (run/create) or the container (exec) ends the runtime's options.
