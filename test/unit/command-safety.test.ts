@@ -6560,6 +6560,10 @@ describe('checkCommand on browsers, meshes, drives, mailboxes and the thirty-fiv
     // A container's volume or port given with its short option's value attached.
     ['docker run -it --rm -v/home/me/server:/server img bash', true, 'mounts'],
     ['docker run -p8080:80 nginx', true, 'every network interface'],
+    // cloudflared's tunnel after its global options; its listing reads. Cloud enumerators by name.
+    ['cloudflared --no-autoupdate --protocol http2 --edge-ip-version 6 tunnel run', true, 'tunnel'],
+    ['cloudflared tunnel info gophish-portal', false],
+    ['aws-enumerator enum -services all', true, 'attack tool'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -424,12 +424,14 @@ function serverChecks(prog: string, args: Word[], st: State): void {
   if (
     (prog === 'code' && ops[0] === 'tunnel' && !/^(status|kill|prune|unregister|user)$/.test(ops[1] ?? '')) ||
     (prog === 'ngrok' && /^(http|tcp|tls|start|tunnel)$/.test(ops[0] ?? '')) ||
-    // cloudflared's service, once installed, keeps the tunnel its token names open at every boot.
-    (prog === 'cloudflared' && (ops[0] === 'tunnel' || (ops[0] === 'service' && ops[1] === 'install'))) ||
+    // cloudflared's service, once installed, keeps the tunnel its token names open at every boot. Its global
+    // options may come first (`--protocol http2 tunnel run`); the account's tunnels listed or described read.
+    (prog === 'cloudflared' &&
+      ((ops.includes('tunnel') && !/^(info|list)$/.test(ops[ops.indexOf('tunnel') + 1] ?? '')) || (ops[0] === 'service' && ops[1] === 'install'))) ||
     (prog === 'tailscale' && /^(funnel|serve)$/.test(ops[0] ?? '')) ||
     (prog === 'ssh' && args.some((a) => /^-[a-np-zA-Z]*R/.test(a.text)))
   )
-    danger(st, `opens a tunnel from the internet to this machine (${prog} ${prog === 'ssh' ? '-R' : (ops[0] ?? '')})`);
+    danger(st, `opens a tunnel from the internet to this machine (${prog} ${prog === 'ssh' ? '-R' : ops.includes('tunnel') ? 'tunnel' : (ops[0] ?? '')})`);
   // An X client shown on another host's display (`xterm -display 10.0.0.1:1`) gives that host's X
   // server the window, and the X server can read what is typed into it; this machine's displays are local.
   const d = args.findIndex((a) => /^--?display(=|$)/.test(a.text));
