@@ -6563,7 +6563,8 @@ describe('checkCommand on browsers, meshes, drives, mailboxes and the thirty-fiv
     // cloudflared's tunnel after its global options; its listing reads. Cloud enumerators by name.
     ['cloudflared --no-autoupdate --protocol http2 --edge-ip-version 6 tunnel run', true, 'tunnel'],
     ['cloudflared tunnel info gophish-portal', false],
-    ['aws-enumerator enum -services all', true, 'attack tool'],
+    ['aws-enumerator enum -services all', true, 'cloud key'],
+    ['aws-enumerator dump -services secretsmanager', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -92,7 +92,7 @@ const NETWORK_POISONERS =
  * inceptor, PEzor, darkarmour, the Backdoor Factory), the xz backdoor's client that has a backdoored sshd run a command (xzbot),
  * a finder of a domain's look-alikes that resolves and fetches each one (dnstwist), a local network's ARP
  * scanner and spoofer (arp-scan, macgonuts), mappers of attack paths through a cluster or a cloud account
- * (KubeHound, CloudFox), an enumerator of every service a cloud key reaches (aws-enumerator) and a finder of a bucket's account (s3-account-search), a terminal hijacker (shelljack), an out-of-band server that catches the DNS, HTTP
+ * (KubeHound, CloudFox), a finder of a bucket's account (s3-account-search), a terminal hijacker (shelljack), an out-of-band server that catches the DNS, HTTP
  * and mail callbacks of blind exploits on a domain's every interface (interactsh-server), scanners and dumpers of
  * exposed Firebase projects and leaky databases (firebomb, firegun, LeakLooker), SMS and call bombers that flood a
  * number with messages through public services (TBomb, sms_bomber), SigPloit's attacks on telephone networks'
@@ -104,7 +104,7 @@ const NETWORK_POISONERS =
  * version is the attack, or the framework made ready for one, whatever names the target.
  */
 const ATTACK_TOOLS =
-  /^(drxploit|mssql-spider|petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|bucket-stream|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|mooshy|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor|mose|dnstwist|arp-scan|macgonuts|kubehound|cloudfox|aws-enumerator|s3-account-search|shelljack|interactsh-server|kvm_prober|ctrsploit|firebomb|firegun(\.py)?|leaklooker(\.py)?|[\w-]*(sms|call|mail|[tT])[-_]?[bB]omb(er)?(\.(py|sh))?|[\w-]*[bB]omber(\.(py|sh))?|sigploit(\.py)?|sapsxpg|kubeletmein|dighub|gitgot(\.py|-docker\.sh)?|onvifscan|deepteam|prompt-security-fuzzer|enteletaor3?(\.py)?|redisexp|slackattack|(slack|gitlab|github|confluence|jira)-watchman)$/i;
+  /^(drxploit|mssql-spider|petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|bucket-stream|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|mooshy|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor|mose|dnstwist|arp-scan|macgonuts|kubehound|cloudfox|s3-account-search|shelljack|interactsh-server|kvm_prober|ctrsploit|firebomb|firegun(\.py)?|leaklooker(\.py)?|[\w-]*(sms|call|mail|[tT])[-_]?[bB]omb(er)?(\.(py|sh))?|[\w-]*[bB]omber(\.(py|sh))?|sigploit(\.py)?|sapsxpg|kubeletmein|dighub|gitgot(\.py|-docker\.sh)?|onvifscan|deepteam|prompt-security-fuzzer|enteletaor3?(\.py)?|redisexp|slackattack|(slack|gitlab|github|confluence|jira)-watchman)$/i;
 /** yubico-piv-tool's actions (`-a status`, `--action=read-certificate`) and solo's commands that only read the key. */
 function securityKeyReads(args: Word[]): boolean {
   if (onlyAsksAbout(args)) return true;
@@ -869,6 +869,13 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   },
   // wpprobe scans WordPress sites for vulnerable plugins; its database of them is updated, searched and listed here.
   { tools: /^wpprobe$/, does: 'scans WordPress sites for vulnerable plugins', harmless: (args) => operands(args)[0]?.text !== 'scan' },
+  // aws-enumerator calls every service a cloud key reaches to see what it may do; its `dump` prints what an
+  // earlier run found, kept here, and `cred` writes the key into the project's .env.
+  {
+    tools: /^aws-enumerator$/,
+    does: 'calls every service a cloud key reaches to map what it may do',
+    harmless: (args) => /^(dump|cred)$/.test(operands(args)[0]?.text ?? 'dump'),
+  },
   // Samba's AD tool: users, groups, the domain itself (joined, demoted, provisioned, its roles seized) changed; its listings read.
   {
     tools: /^samba-tool$/,
