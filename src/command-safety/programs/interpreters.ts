@@ -208,6 +208,8 @@ const java: Rule = (c) => {
     // A main class from a class path (`java -cp ysoserial.jar ysoserial.exploit.RMIRegistryExploit host 1099 …`) names what it runs.
     const main = operands(c.args, /^(-cp|-classpath|--class-path|-p|--module-path)$/)[0];
     if (main && /(^|\.)exploits?\.|Exploit$/.test(main.text)) return danger(c.st, `runs an exploit (${main.text})`);
+    // marshalsec's JNDI and RMI servers hand a deserialisation or JNDI injection's victim the attacker's class, wherever it points.
+    if (main && /^marshalsec\.jndi/.test(main.text)) return danger(c.st, `serves a JNDI injection's payload to the machines it is aimed at (${main.text})`);
     // The main class's arguments are its own, as a jar's are (`… marshalsec.jndi.LDAPRefServer "http://10.8.219.166:8000/#Exploit"`).
     const address = main ? addressGiven(c.args.slice(c.args.indexOf(main) + 1)) : undefined;
     if (address) return danger(c.st, `runs a Java program given another machine's address (${main!.text} ${address})`);
