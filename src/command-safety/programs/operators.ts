@@ -679,6 +679,14 @@ const testsItself = (args: Word[]) =>
   (args.every((a) => /^(-hh|--(doc|api|vuln|smoke)-test|--payload-lint|--purge|--wizard-help|--list-tampers|--(script|filter)-help(=\S*)?)$/.test(a.text)) ||
     (args.length === 2 && args[0]!.text === '-e' && /^(payloads|encoders|iterators|printers|scripts)$/.test(args[1]!.text)));
 
+/** A tool whose first operand is its verb: harmless when that verb is one of `reads` (or, with `bare`, when none is given). */
+const verbReads =
+  (reads: RegExp, opts: { bare?: boolean } = {}) =>
+  (args: Word[]) => {
+    const verb = operands(args)[0]?.text;
+    return verb === undefined ? opts.bare === true : reads.test(verb);
+  };
+
 /**
  * The tool families judged by their name: what a run of one does, when a run is only a question about
  * the tool, and the words that make a run of it harmless. `asWritten` families are recognised by the
@@ -753,7 +761,7 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   {
     tools: /^slackdump$/,
     does: "exports a chat workspace's messages, files and members with the user's token",
-    harmless: (args) => /^(version|help|config|tools)$/.test(operands(args)[0]?.text ?? ''),
+    harmless: verbReads(/^(version|help|config|tools)$/),
   },
   // get-cookie reads a site's cookies out of the user's browsers' stores, the logins they carry; its
   // listing of the browsers' profiles and its own debugging facts read none.
@@ -766,7 +774,7 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   {
     tools: /^dsnap$/,
     does: "downloads a cloud volume's snapshot, another machine's whole disk",
-    harmless: (args) => /^(list|init)$/.test(operands(args)[0]?.text ?? 'list'),
+    harmless: verbReads(/^(list|init)$/, { bare: true }),
   },
   // fingerprintx probes the services of the hosts it is given, by `-t` or in a list; aimed only at this machine it reaches no one.
   {
@@ -779,7 +787,7 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   {
     tools: /^nomad-pack$/,
     does: 'runs, stops or destroys jobs on a Nomad cluster',
-    harmless: (args) => /^(list|info|plan|status|render|registry|version|help|generate|deps)$/.test(operands(args)[0]?.text ?? 'help'),
+    harmless: verbReads(/^(list|info|plan|status|render|registry|version|help|generate|deps)$/, { bare: true }),
   },
   // A service mesh's controls (istioctl, kmeshctl) install, upgrade or remove the mesh, apply or delete its
   // waypoints and tags, set a proxy's log level, or serve its dashboards on every interface; their
@@ -802,7 +810,7 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   {
     tools: /^pactl$/,
     does: "changes the machine's sound server (its modules, devices or defaults)",
-    harmless: (args) => /^(list|info|stat|subscribe|help|get-[\w-]+)$/.test(operands(args)[0]?.text ?? 'help'),
+    harmless: verbReads(/^(list|info|stat|subscribe|help|get-[\w-]+)$/, { bare: true }),
   },
   // sitespeed's throttle shapes the machine's network (bandwidth and latency) for every program, with root.
   { tools: /^throttle$/, does: "changes the machine's network speed for every program", harmless: onlyAsksAbout },
@@ -874,7 +882,7 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   {
     tools: /^aws-enumerator$/,
     does: 'calls every service a cloud key reaches to map what it may do',
-    harmless: (args) => /^(dump|cred)$/.test(operands(args)[0]?.text ?? 'dump'),
+    harmless: verbReads(/^(dump|cred)$/, { bare: true }),
   },
   // Samba's AD tool: users, groups, the domain itself (joined, demoted, provisioned, its roles seized) changed; its listings read.
   {

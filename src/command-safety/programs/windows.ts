@@ -225,10 +225,7 @@ const DRIVE_PATH = /^["']?[A-Za-z]:/;
 const RUNNER_WORKSPACE = /^["']?[Dd]:[\\/]?a([\\/]|[\w.-])/;
 const windowsFileCommand: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
-  const name = prog
-    .replace(/^@/, '')
-    .toLowerCase()
-    .replace(/\.exe$/, '');
+  const name = windowsName(prog.replace(/^@/, ''));
   const names = args.filter((a) => !/^\//.test(a.text));
   // copy's and xcopy's destination is their last name, robocopy's its second (files to copy follow it).
   const changed = name === 'robocopy' ? names.slice(1, 2) : /^(copy|xcopy)$/.test(name) ? names.slice(1).slice(-1) : names;
