@@ -46,7 +46,7 @@ import { GIT_RULES } from './programs/git.js';
 import { INLINE_CODE, inlineOption, interpreterOwnArgs, INTERPRETERS, INTERPRETER_RULES } from './programs/interpreters.js';
 import { DOWNLOADERS, HOST_LAUNCHING_WRAPPERS, launchesOnHosts, NETWORK_RULES, WEB_CLIENT, webExploitUrl } from './programs/network.js';
 import { PACKAGE_RULES } from './programs/packages.js';
-import { SHELLS, unwrap, type Stripped } from './programs/shells.js';
+import { isWrapperName, SHELLS, unwrap, type Stripped } from './programs/shells.js';
 import { SYSTEM_RULES, watcherKilledThroughPipe } from './programs/system.js';
 import { MACOS_RULES } from './programs/macos.js';
 import { MACOS_TOOL_RULES } from './programs/macos-tools.js';
@@ -230,6 +230,19 @@ function tableName(written: string, named: string): string {
   if (plain !== prog.toLowerCase() && !RULES.has(prog) && RULES.has(plain)) return plain;
   const versioned = /^(python[23]|ruby|perl|php|lua)(\.?\d+)*\.\d+$/.exec(prog);
   return versioned && !RULES.has(prog) ? versioned[1]! : prog;
+}
+
+/**
+ * A program named in other capitals (`PowerShell`, `Bash`, `SUDO`) is that program: Windows and macOS'
+ * default file system find it whatever the case. A name some table knows as written stays as written, and
+ * X's servers (`Xvfb`, `Xephyr`) are named so.
+ */
+function caseFolded(w: Word): Word {
+  const name = base(w);
+  const lower = name.toLowerCase();
+  if (w.expands || lower === name || !w.text.endsWith(name) || RULES.has(name) || isWrapperName(name) || /^X[a-z]+$/.test(name)) return w;
+  if (!(RULES.has(lower) || SHELLS.has(lower) || isWrapperName(lower))) return w;
+  return { ...w, text: w.text.slice(0, w.text.length - name.length) + lower };
 }
 
 function ruleFor(prog: string): Rule {
@@ -1454,7 +1467,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   if (words[0]!.expands && !pickedInWorkspace(words[0]!, st))
     return danger(st, `runs a command whose name is computed (${words[0]!.text}); what runs cannot be seen before it runs`);
   const stripped: Stripped[] = [];
-  const unwrapped = unwrap(words, st, stripped);
+  const unwrapped = unwrap([caseFolded(words[0]!), ...words.slice(1)], st, stripped);
   // Read before a find over the workspace clears it below: the names xargs hands on are still its input's.
   const namesFromInput = (st as State).xargs === true;
   for (const w of stripped) for (const p of payloadsOf(w.prog, w.words)) judgePayload(p, st);
@@ -1463,7 +1476,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   if (stripped.some((w) => /^proxychains4?$/.test(w.prog))) st.proxied = true;
   for (const w of stripped) if (HOST_LAUNCHING_WRAPPERS.has(w.prog)) launchesOnHosts(w.prog, w.words, st);
   // A wrapper's command is named as a command is (`xargs -0 $HOME/.dotnet/tools/fantomas`).
-  words = helperNamedForGit(unwrapped.length ? [...namedProgram(unwrapped[0]!, st), ...unwrapped.slice(1)] : unwrapped);
+  words = helperNamedForGit(unwrapped.length ? [...namedProgram(caseFolded(unwrapped[0]!), st), ...unwrapped.slice(1)] : unwrapped);
   if (!words.length) return;
   if (words[0]!.expands && !pickedInWorkspace(words[0]!, st))
     return danger(st, `runs a command whose name is computed (${words[0]!.text}); what runs cannot be seen before it runs`);

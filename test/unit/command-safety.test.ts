@@ -6575,3 +6575,69 @@ describe('checkCommand on browsers, meshes, drives, mailboxes and the thirty-fiv
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on the twenty-five read and the six tuned on: PowerView, capitals, clusters, uploads', () => {
+  it.each([
+    // A URL's SQL tautology written without spaces, a CASE probe, and a template's braces escaped for curl's globbing.
+    ["curl \"http://web.example.com/Search.php?Search='or'1'='1\"", true, 'SQL injection'],
+    ['curl http://web.example.com/s.php?q=%27%20or%20case%20when%201=1%20then%201%20else%200%20end=%271', true, 'SQL injection'],
+    ['curl "http://ctf.example.org:19009/hello/\\{\\{4*4\\}\\}"', true, 'template injection'],
+    ['curl "http://web.example.com/search?q=oregano"', false],
+    // Privilege wrappers asked for their usage or version run nothing.
+    ['pkexec --version', false],
+    ['doas -h', false],
+    ['pkexec --user root id', true, 'elevated'],
+    // A program in other capitals is that program on Windows and macOS; X's servers are named so.
+    ['PowerShell -c "Remove-Item C:/Windows -Recurse"', true, 'powershell'],
+    ['Bash -c "rm -rf /"', true, 'root directory'],
+    ['Sudo rm -rf build', true, 'elevated'],
+    ['Xvfb :99 -screen 0 1280x1024x24 -nolisten tcp &', false],
+    // PowerView's and PowerUp's functions by name; Windows' own networking cmdlets read.
+    ['Get-DomainUser -SPN | select name,serviceprincipalname', true, 'PowerView'],
+    ['Get-NetGroupMember -GroupName "Domain Admins"', true, 'PowerView'],
+    ['Find-LocalAdminAccess', true, 'PowerView'],
+    ['Get-ModifiableService -Verbose', true, 'PowerUp'],
+    ['Get-NetFirewallRule | Select-Object Name', false],
+    ['Get-NetAdapter', false],
+    // pwntools' command line inspects binaries here; a compiled `./pwn` is still an exploit.
+    ['pwn checksec ./chall', false],
+    ['pwn cyclic 200', false],
+    ['./pwn', true, 'local exploit'],
+    // msfvenom's options of a payload are a listing; the payload itself is still made.
+    ['msfvenom -p linux/x86/adduser --list-options', false],
+    ['msfvenom -p linux/x86/shell_reverse_tcp LHOST=10.0.0.5 LPORT=4444 -f elf -o shell.elf', true, 'attack tool'],
+    // Responder's rewrite Dementor poisons the network as Responder does.
+    ['Dementor -I eth0 -O LLMNR=On', true, 'poisons'],
+    // Daemons and clusters: SoftEther, HTCondor, Cobbler, the search servers' plugins.
+    ['vpnserver start', true, 'services'],
+    ['condor_off -all -startd', true, 'services'],
+    ['condor_q -nobatch', false],
+    ['cobbler sync', true, 'services'],
+    ['cobbler system add --name=test --profile=fedora17-x86_64', true, 'services'],
+    ['cobbler profile list', false],
+    ['/usr/share/elasticsearch/bin/elasticsearch-plugin install --batch file:///tmp/ror.zip', true, 'services'],
+    ['elasticsearch-plugin list', false],
+    // System packages: DNF's build dependencies and module streams.
+    ['dnf builddep -y polkit', true, 'installed packages'],
+    ['dnf module enable ruby:3.1', true, 'module streams'],
+    ['dnf module list', false],
+    // Uploads of Debian source packages and their signing; a simulated upload sends nothing.
+    ['dput ppa:team/stable x_1.0_source.changes', true, 'package registry'],
+    ['dput -s ppa:team/stable x_1.0_source.changes', false],
+    ['debsign x_1.0_source.changes', true, 'secret key'],
+    // A key added to the user's ssh agent; the agent's listing reads.
+    ['ssh-add id_rsa_test', true, 'ssh agent'],
+    ['ssh-add -l', false],
+    // ldap2pg applies its changes only with --real; JNDI exploit jars by name.
+    ['ldap2pg --real', true, 'PostgreSQL'],
+    ['ldap2pg --config ldap2pg.yml', false],
+    ['java -jar JNDI-Injection-Exploit-1.0-SNAPSHOT-all.jar -C "touch /tmp/x" -A 127.0.0.1', true, 'JNDI'],
+    ['java -jar build/libs/app-1.0.jar', false],
+    // ProjectDiscovery's httpx by its single-dash options.
+    ['cat urls.txt | httpx -ct -silent -nc', true, 'live web servers'],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

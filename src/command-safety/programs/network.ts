@@ -89,7 +89,7 @@ const WEB_SHELL_PARAMETER =
  * to splice into its own query, read once the escapes and `+` are decoded. No page is asked for so.
  */
 const SQL_INJECTION =
-  /\b(sleep|pg_sleep|benchmark)\s*\(\s*\d|\bwaitfor\s+delay\b|\bunion(\s|\/\*\*\/)+(all\s+)?select\b|;\s*select\b|\bselect\s*\(0x[0-9a-f]+\)|['"`)]\s*(or|and|\|\|)\s+(\d+\s*=\s*\d+|'[^']*'\s*=\s*'|sleep\b|select\b)|\binformation_schema\.|\b(extractvalue|updatexml)\s*\(/i;
+  /\b(sleep|pg_sleep|benchmark)\s*\(\s*\d|\bwaitfor\s+delay\b|\bunion(\s|\/\*\*\/)+(all\s+)?select\b|;\s*select\b|\bselect\s*\(0x[0-9a-f]+\)|['"`)]\s*(or|and|\|\|)(\s+|(?=['"]))(\d+\s*=\s*\d+|'[^']*'\s*=\s*'|sleep\b|select\b|case\s+when\b)|\binformation_schema\.|\b(extractvalue|updatexml)\s*\(/i;
 /**
  * A template expression in a URL's parameters (`?name={{7*7}}`, `${7*7}`, `<%= 7*7 %>`, `{{config}}`):
  * the probe and the payload of server-side template injection, which the template engine runs.
@@ -134,7 +134,9 @@ export function webExploitUrl(text: string): string | undefined {
   if (WEB_SHELL_FILE.test(rest)) return `asks for a web shell planted on a server, which runs it (${text})`;
   const decoded = decodedUrl(rest);
   if (SQL_INJECTION.test(decoded)) return `sends SQL for a web application to splice into its queries, SQL injection (${text})`;
-  if (TEMPLATE_INJECTION.test(decoded)) return `sends a template expression for the server to evaluate, template injection (${text})`;
+  // curl's globbing makes a URL's braces literal only when escaped (`\{\{4*4\}\}`): the server gets them bare.
+  if (TEMPLATE_INJECTION.test(decoded.replace(/\\([{}])/g, '$1')))
+    return `sends a template expression for the server to evaluate, template injection (${text})`;
   // This machine's own test service (a lab's site on localhost) publishes nothing of anyone else's.
   if (PUBLISHED_CHECKOUT.test(text) && !LOOPBACK.test(rest.replace(/^[^/@]*@/, '').replace(/[/?#].*$/s, '')))
     return `downloads a site's version-control metadata, its source and secrets published by mistake (${text})`;

@@ -64,7 +64,7 @@ const CRACKER_ONLY_ASKS = (args: Word[]) =>
         CRACKER_INFO.test(a.text) || /^(-m|--hash-type)(=\d+)?$/.test(a.text) || (/^\d+$/.test(a.text) && /^(-m|--hash-type)$/.test(args[k - 1]?.text ?? '')),
     ));
 /**
- * Poisoners and interceptors of the local network: they answer other machines' name lookups (LLMNR,
+ * Poisoners and interceptors of the local network (Responder and its rewrite Dementor among them): they answer other machines' name lookups (LLMNR,
  * NBT-NS, mDNS, DHCPv6, WPAD) or ARP in their place to catch their traffic and credentials, or forge the
  * switch's and DHCP's own protocols (yersinia's DTP and STP, voiphopper's VLAN hop, DHCP starvation), or
  * answer as a name server with forged records (dnschef) or rebind a name to internal addresses (whonow), or
@@ -72,7 +72,7 @@ const CRACKER_ONLY_ASKS = (args: Word[]) =>
  * no more than an interface (`responder -I eth1`): any run but help or the version is an attack on the network.
  */
 const NETWORK_POISONERS =
-  /^(responder|mitm6|bettercap|ettercap|arpspoof|dnsspoof|pretender|inveigh|yersinia|voiphopper|dhcpstarv|dnschef|whonow|sslstrip|sslsplit|mitmf)(\.(py|ps1))?$/i;
+  /^(responder|dementor|mitm6|bettercap|ettercap|arpspoof|dnsspoof|pretender|inveigh|yersinia|voiphopper|dhcpstarv|dnschef|whonow|sslstrip|sslsplit|mitmf)(\.(py|ps1))?$/i;
 /**
  * Tools made only to attack another organisation's machines, accounts or cloud storage: coercers that
  * make a server authenticate to the attacker (PetitPotam, printerbug, DFSCoerce, Coercer), relays and
@@ -834,7 +834,12 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   {
     tools: /^httpx$/,
     does: 'probes the hosts of a list for live web servers',
-    harmless: (args) => !args.some((a) => /^-(l|list|ports?|probe|sc|status-code|title|td|tech-detect|web-server|cdn|ip|cname|asn)$/.test(a.text)),
+    harmless: (args) =>
+      !args.some((a) =>
+        /^-(l|list|ports?|probe|sc|status-code|title|td|tech-detect|web-server|cdn|ip|cname|asn|silent|ct|content-type|nc|no-color|mc|fc|ml|fl|jsonl?|threads|rl|fr|follow-redirects|favicon|jarm|location|lc|wc|vhost|tls-probe|csp-probe)$/.test(
+          a.text,
+        ),
+      ),
   },
   // Jenkins' jcli creates, launches, builds or changes what runs on the Jenkins server it is logged in to;
   // its own configuration and plugins, listings and searches stay here or read.
@@ -900,6 +905,8 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     does: 'captures, replays or forges the Zigbee or Z-Wave radio frames of the devices around the machine',
     harmless: onlyAsksAbout,
   },
+  // ldap2pg makes a PostgreSQL cluster's roles and grants match a directory; without `--real` it only shows what it would change.
+  { tools: /^ldap2pg$/, does: "changes a PostgreSQL cluster's roles and privileges", harmless: (args) => !args.some((a) => /^(-R|--real)$/.test(a.text)) },
   // RHEL's CodeReady Builder repository switched on or off for every later install; SNMP's v3 users
   // written into the agent's configuration.
   { tools: /^crb$/, does: "changes the machine's package repositories", harmless: (args) => onlyAsksAbout(args) || operands(args)[0]?.text === 'status' },
@@ -943,7 +950,9 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
       args.some((a) => /^--(autocomplete|completion|local)(=|$)/.test(a.text)) ||
       (tool === 'deepteam' && deepTeamScansHere(args)) ||
       // Its lists of formats and templates, its examples, or its longer help (`--listformats`, `--examples`, `-hh`).
-      (args.length > 0 && args.every((a) => /^(--list\w*|--examples|-hh)$/.test(a.text))),
+      (args.length > 0 && args.every((a) => /^(--list\w*|--examples|-hh)$/.test(a.text))) ||
+      // msfvenom's options of one payload (`msfvenom -p linux/x86/adduser --list-options`).
+      (tool === 'msfvenom' && args.some((a) => a.text === '--list-options')),
   },
   { tools: PRIVILEGE_HUNTERS, does: 'hunts this machine for secrets and a way to root' },
   // Endgame rewrites the resource policies of an AWS account to open its buckets, keys, secrets and
@@ -1148,7 +1157,10 @@ function attachesThroughFrida(prog: string, args: Word[], st: State): void {
  * challenge, judged by what it is given.
  */
 const LOCAL_EXPLOIT = /^(([\w]*[-_])?cve[-_]\d{4}[-_]\d{4,}[\w-]*|exploit|exp|exp[-_]\w+|pwn|pwned|pwnkit|dirtyc[o0]w|dirty_?pipe|dirtycred)$/i;
+/** pwntools' command line, installed as `pwn`: its subcommands inspect binaries and make or read shellcode and patterns here. */
+const PWNTOOLS_COMMAND = /^(checksec|cyclic|asm|disasm|hex|unhex|phd|shellcraft|constgrep|elfdiff|elfpatch|errno|template|version)$/;
 function localExploit(prog: string, args: Word[], st: State): void {
+  if (prog === 'pwn' && PWNTOOLS_COMMAND.test(operands(args)[0]?.text ?? '')) return;
   if (LOCAL_EXPLOIT.test(toolName(prog)) && !onlyAsksAbout(args)) danger(st, `runs a local exploit, made to take root or escape confinement (${prog})`);
 }
 

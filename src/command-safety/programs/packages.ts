@@ -411,6 +411,20 @@ export const PACKAGE_RULES: RuleTable = {
     'cpan-upload': ({ args, st }) => {
       if (!onlyAsksAbout(args) && !dryRun(args)) danger(st, toRegistry('cpan-upload'));
     },
+    // Debian's uploaders send a signed source package to an archive or a Launchpad PPA, which builds and
+    // publishes it (`dput ppa:team/stable x_source.changes`); `-s` only simulates. debsign signs the upload
+    // with the user's secret key.
+    ...Object.fromEntries(
+      ['dput', 'dupload'].map((p) => [
+        p,
+        ({ args, st }: Parameters<Rule>[0]) => {
+          if (!onlyAsksAbout(args) && !args.some((a) => /^(-s|--simulate|--no-act)$/.test(a.text))) danger(st, toRegistry(p));
+        },
+      ]),
+    ),
+    debsign: ({ args, st }) => {
+      if (!onlyAsksAbout(args)) danger(st, "signs a package's upload with the user's secret key (debsign)");
+    },
     gem: publishes(['upload', 'push'], toRegistry),
     ...Object.fromEntries(['poetry', 'hatch', 'flit', 'deno', 'jsr', 'vsce', 'ovsx'].map((p) => [p, publishes(['publish'], toRegistry)])),
     uv,

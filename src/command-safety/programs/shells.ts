@@ -126,6 +126,8 @@ const WRAPPERS: Readonly<Record<string, { valued?: RegExp; valuedTwice?: RegExp;
   xcrun: { valued: /^(-sdk|--sdk|-toolchain|--toolchain)$/ },
 };
 const VARIABLE = /^[A-Za-z_][A-Za-z0-9_]*=/;
+/** A wrapper this file strips, or a program that runs its command with privileges. */
+export const isWrapperName = (p: string) => Object.hasOwn(WRAPPERS, p) || PRIVILEGE.has(p);
 
 /** A wrapper that was stripped, with the words it was given before the command (for options that write or run). */
 export interface Stripped {
@@ -161,7 +163,8 @@ export function unwrap(words: Word[], st: State, stripped: Stripped[] = []): Wor
     if (p === 'sudo' && ws.length > 1 && ws.slice(1).some((w) => /^-(l|ll|-list)$/.test(w.text)) && ws.slice(1).every((w) => SUDO_LISTS.test(w.text)))
       return [word('true')];
     // `sudo -V` prints its version (and, as root, its settings); `-h` its usage: neither runs a command.
-    if (p === 'sudo' && ws.length === 2 && /^(-V|--version|-h|--help)$/.test(ws[1]!.text)) return [word('true')];
+    // pkexec and doas print theirs the same way.
+    if (/^(sudo|pkexec|doas)$/.test(p) && ws.length === 2 && /^(-V|--version|-h|--help)$/.test(ws[1]!.text)) return [word('true')];
     if (PRIVILEGE.has(p)) {
       danger(st, `runs a command with elevated privileges (${p})`);
       let k = 1;

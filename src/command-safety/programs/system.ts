@@ -215,7 +215,7 @@ export const SYSTEM_PACKAGE_MANAGERS: readonly string[] = [
  * search, show, -q) only read.
  */
 const SYSTEM_PACKAGE_CHANGE =
-  /^(install|reinstall|localinstall|groupinstall|groupremove|groupupdate|uninstall|remove|erase|purge|autoremove|clean|autoclean|upgrade|update|update-minimal|upgrade-minimal|dist-upgrade|full-upgrade|distro-sync|makecache|downgrade|add|del|delete|build-dep|in|rm|up|dup|refresh|sync|ar|addrepo|rr|removerepo|mr|modifyrepo|remote-add|remote-delete|remote-modify|--add-architecture|--remove-architecture|override|rebase|rollback|deploy|kargs|--set-enabled|--set-disabled|--add-repo|--enable|--disable|-i|--install|-U|--upgrade|-e|--erase|-r|--remove|-P|--purge|--configure|--unpack|-F|--freshen|-S[a-zA-Z]*|-R[a-zA-Z]*|-[a-zA-Z]*[iUe][a-zA-Z]*h?)$/;
+  /^(install|reinstall|localinstall|groupinstall|groupremove|groupupdate|uninstall|remove|erase|purge|autoremove|clean|autoclean|upgrade|update|update-minimal|upgrade-minimal|dist-upgrade|full-upgrade|distro-sync|makecache|downgrade|add|del|delete|build-dep|builddep|in|rm|up|dup|refresh|sync|ar|addrepo|rr|removerepo|mr|modifyrepo|remote-add|remote-delete|remote-modify|--add-architecture|--remove-architecture|override|rebase|rollback|deploy|kargs|--set-enabled|--set-disabled|--add-repo|--enable|--disable|-i|--install|-U|--upgrade|-e|--erase|-r|--remove|-P|--purge|--configure|--unpack|-F|--freshen|-S[a-zA-Z]*|-R[a-zA-Z]*|-[a-zA-Z]*[iUe][a-zA-Z]*h?)$/;
 /** Paludis' `cave resolve` or `uninstall`, which only shows its plan until told to carry it out (`-x`), or `cave sync`, which replaces the repositories. */
 const caveCarriesOut = (args: Word[]) => {
   const command = operands(args)[0]?.text ?? '';
@@ -234,7 +234,11 @@ const systemPackages: Rule = ({ prog, args, st }) => {
       !/^-[a-zA-Z]*[qQ]|^-S[sigpl]+$/.test(a.text) &&
       !OWN_QUERY_FLAG[prog]?.test(a.text),
   );
+  // DNF's module streams switched (`dnf module enable ruby:3.1`) change which version every later install takes.
+  const [command, sub = ''] = operands(args).map((a) => a.text);
   if (change) danger(st, `changes the machine's installed packages (${prog} ${change.text})`);
+  else if (command === 'module' && /^(enable|disable|reset|switch-to)$/.test(sub))
+    danger(st, `changes the machine's package module streams (${prog} module ${sub})`);
   // The AUR's helpers given only words (`yay tenv-bin`) search for them and install the package chosen.
   else if (/^(yay|paru)$/.test(prog) && operands(args).length > 0 && !args.some((a) => a.text.startsWith('-')))
     danger(st, `changes the machine's installed packages (${prog} ${operands(args)[0]!.text})`);
@@ -947,6 +951,24 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   // pm2 keeps the user's processes running as a daemon: starting, stopping or deleting them, saving the
   // list it brings back at boot and installing its boot service; listing and logs read.
   pm2: (_args, ops) => /^(start|restart|reload|stop|delete|kill|startup|unstartup|save|resurrect|deploy|update|install|link|plus)$/.test(ops[0] ?? ''),
+  // The search servers' plugins installed into or removed from the machine's Elasticsearch, Kibana or OpenSearch, which load them at their next start.
+  ...Object.fromEntries(
+    ['elasticsearch-plugin', 'kibana-plugin', 'opensearch-plugin', 'opensearch-dashboards-plugin'].map((p) => [
+      p,
+      (_args: Word[], ops: string[]) => /^(install|remove)$/.test(ops[0] ?? ''),
+    ]),
+  ),
+  // SoftEther's VPN server, bridge and client started or stopped as the machine's daemons (`vpnserver start`).
+  ...Object.fromEntries(['vpnserver', 'vpnbridge', 'vpnclient'].map((p) => [p, (_args: Word[], ops: string[]) => /^(start|stop|execsvc)$/.test(ops[0] ?? '')])),
+  // HTCondor's daemons on this machine or across the pool started, stopped, restarted or reconfigured
+  // (`condor_off -all -startd`); its queue and status read.
+  ...Object.fromEntries(
+    ['condor_master', 'condor_on', 'condor_off', 'condor_restart', 'condor_reconfig', 'condor_drain'].map((p) => [p, (args: Word[]) => !onlyAsksAbout(args)]),
+  ),
+  // Cobbler's provisioning server: `sync` rewrites and restarts the machine's DHCP, DNS and TFTP; its
+  // distributions, profiles and systems added, changed or imported; listings, reports and `check` read.
+  cobbler: (_args, ops) =>
+    /^(sync|import|replicate|buildiso|hardlink|reposync|mkloaders)$/.test(ops[0] ?? '') || /^(add|edit|copy|rename|remove)$/.test(ops[1] ?? ''),
   // supervisord itself is the daemon that starts and keeps every program of its configuration running.
   supervisord: (args) => !args.some((a) => /^(-h|--help|-v|--version)$/.test(a.text)),
   // ZFS's pools and datasets: created, destroyed, rolled back, received into or their properties set; listings and `send` to a pipe read.

@@ -38,6 +38,17 @@ const REGISTRY_PATH = /^(HK(LM|CU|CR|U|CC)|HKEY_\w+|Registry)::?/i;
 /** Modules and scripts installed for the user (`-Scope CurrentUser`, the default of PowerShellGet 3 and pwsh): the user's own tool directory. */
 const MODULE_INSTALL = /^(Install|Update|Save)-(Module|Script|PSResource)$/;
 
+/**
+ * PowerView's and SharpView's functions (by name; Windows' own `Get-NetAdapter` and `Get-NetFirewallRule` are
+ * not among them): they ask the domain's controllers for every account, group, trust, policy and permission,
+ * or go through the domain's machines for sessions, shares and local admin rights, the map of an attack.
+ */
+const DOMAIN_RECON_FUNCTION =
+  /^(Get-Net(User|Computer|Group|GroupMember|Domain|DomainController|DomainTrust|Forest|ForestDomain|ForestTrust|ForestCatalog|OU|GPO|GPOGroup|Session|LoggedOn|Share|FileServer|Site|Subnet|LocalGroup|LocalGroupMember|RDPSession|Process)|Get-Domain(User|Computer|Group|GroupMember|Trust|TrustMapping|OU|GPO|GPOLocalGroup|GPOUserLocalGroupMapping|GPOComputerLocalGroupMapping|ObjectAcl|Controller|SPNTicket|Policy|Object|ForeignUser|ForeignGroupMember|DNSRecord|DNSZone|Site|Subnet|FileServer|DFSShare|SID|ManagedSecurityGroup)|Get-Forest(Domain|Trust|GlobalCatalog)?|Get-ObjectAcl|Find-(LocalAdminAccess|PSRemotingLocalAdminAccess|WMILocalAdminAccess|DomainShare|InterestingDomainAcl|DomainUserLocation|DomainProcess|DomainUserEvent|InterestingFile|InterestingDomainShareFile|GPOLocation|GPOComputerAdmin|ForeignUser|ForeignGroup|DomainObjectPropertyOutlier|DomainLocalGroupMember|ManagedSecurityGroups)|Invoke-(ShareFinder|UserHunter|StealthUserHunter|ProcessHunter|FileFinder|ACLScanner|EnumerateLocalAdmin|CheckLocalAdminAccess|Kerberoast|MapDomainTrust))$/;
+/** PowerUp's and PrivescCheck's hunts of this machine for a way to root, and the abuses they lead to (a service's binary replaced). */
+const LOCAL_PRIVESC_FUNCTION =
+  /^(Invoke-(AllChecks|PrivescAudit|PrivescCheck|ServiceAbuse)|Get-(ServiceUnquoted|UnquotedService|ModifiableService|ModifiableServiceFile|ModifiablePath|ModifiableScheduledTaskFile|ModifiableRegistryAutoRun|UnattendedInstallFile|RegistryAutoLogon|RegistryAlwaysInstallElevated|CachedGPPPassword|GPPPassword|SiteListPassword|WebConfig|ApplicationHost)|Write-(ServiceBinary|HijackDll|UserAddMSI)|Install-ServiceBinary|Restore-ServiceBinary|Find-(PathDLLHijack|ProcessDLLHijack))$/;
+
 function scopeOf(args: Word[]): string | undefined {
   const k = args.findIndex((a) => /^-Scope$/i.test(a.text));
   return k >= 0 ? args[k + 1]?.text : undefined;
@@ -50,6 +61,9 @@ const cmdlet: Rule = ({ prog, args, st, judge }) => {
   // needs a person), by id it may end the worker. Start-Process runs its program with the words of its
   // argument list.
   if (prog === 'Stop-Process') return stopProcess(args, st);
+  if (DOMAIN_RECON_FUNCTION.test(prog))
+    return danger(st, `maps an Active Directory domain's accounts, trusts, permissions and machines for an attack (${prog}: PowerView)`);
+  if (LOCAL_PRIVESC_FUNCTION.test(prog)) return danger(st, `hunts this machine for secrets and a way to root, or takes it (${prog}: PowerUp)`);
   const started = prog === 'Start-Process' ? startedProgram(args) : undefined;
   if (started) judge(started);
   if (VALUE_NOUN.test(noun) && verb === 'New') return;
