@@ -185,6 +185,13 @@ const publishes =
     danger(st, LOGIN.test(sub.text) ? `${loginWhat(sub.text)} a registry (${prog} ${sub.text})` : reason(prog));
   };
 const toRegistry = (p: string) => `publishes to a package registry (${p})`;
+/** An uploader whose every run publishes what it is given, unless asked about itself or told only to rehearse. */
+const uploadsUnless =
+  (rehearses: (args: Word[]) => boolean): Rule =>
+  ({ prog, args, st }) => {
+    if (!onlyAsksAbout(args) && !rehearses(args)) danger(st, toRegistry(prog));
+  };
+const simulatesUpload = (args: Word[]) => args.some((a) => /^(-s|--simulate|--no-act)$/.test(a.text));
 /** uv publishes as the others do; `uv tool update-shell` adds its tool directory to the PATH in the shell's startup files, as `pipx ensurepath` does. */
 const uvPublishes = publishes(['publish'], toRegistry);
 const uv: Rule = (ctx) => {
@@ -408,20 +415,12 @@ export const PACKAGE_RULES: RuleTable = {
     },
     twine: publishes(['upload', 'push', 'register'], toRegistry),
     // CPAN's uploader sends a distribution to PAUSE, which publishes it (`cpan-upload Dist-1.0.tar.gz`).
-    'cpan-upload': ({ args, st }) => {
-      if (!onlyAsksAbout(args) && !dryRun(args)) danger(st, toRegistry('cpan-upload'));
-    },
+    'cpan-upload': uploadsUnless(dryRun),
     // Debian's uploaders send a signed source package to an archive or a Launchpad PPA, which builds and
     // publishes it (`dput ppa:team/stable x_source.changes`); `-s` only simulates. debsign signs the upload
     // with the user's secret key.
-    ...Object.fromEntries(
-      ['dput', 'dupload'].map((p) => [
-        p,
-        ({ args, st }: Parameters<Rule>[0]) => {
-          if (!onlyAsksAbout(args) && !args.some((a) => /^(-s|--simulate|--no-act)$/.test(a.text))) danger(st, toRegistry(p));
-        },
-      ]),
-    ),
+    dput: uploadsUnless(simulatesUpload),
+    dupload: uploadsUnless(simulatesUpload),
     debsign: ({ args, st }) => {
       if (!onlyAsksAbout(args)) danger(st, "signs a package's upload with the user's secret key (debsign)");
     },

@@ -529,11 +529,10 @@ function keyChecks(prog: string, args: Word[], st: State): void {
   if (prog === 'ssh-add' && args.some((a) => /^-[a-zA-Z]*[dDxX]/.test(a.text)))
     danger(st, `removes keys from the user's ssh agent, or locks or unlocks it (ssh-add ${args.find((a) => /^-[a-zA-Z]*[dDxX]/.test(a.text))!.text})`);
   // A private key added to it (`ssh-add id_rsa`, `ssh-add - <<< "$KEY"`) signs in for every later ssh, git and scp to any host that takes it.
-  else if (prog === 'ssh-add' && operands(args, /^(-t|-E|-S|-h|-H)$/).length > 0)
-    danger(
-      st,
-      `adds a private key to the user's ssh agent, which then signs in with it to any host (ssh-add ${operands(args, /^(-t|-E|-S|-h|-H)$/)[0]!.text})`,
-    );
+  else if (prog === 'ssh-add') {
+    const key = operands(args, /^(-t|-E|-S|-h|-H)$/)[0];
+    if (key) danger(st, `adds a private key to the user's ssh agent, which then signs in with it to any host (ssh-add ${key.text})`);
+  }
   // File capabilities give whoever runs the program a part of root's power (raw sockets, reading any file).
   if (prog === 'setcap' && !args.some((a) => /^-[a-zA-Z]*[vr]/.test(a.text)) && operands(args).length >= 2)
     danger(st, `gives a program privileges of the machine (setcap ${operands(args)[0]!.text})`);
