@@ -564,7 +564,7 @@ const evasions = readCorpus(here('checker-corpus-evasions.tsv'));
  * are found by name; these are the ones held out, their misses printed only with `--list-held-out`. A set
  * read and tuned on leaves this list, and its part is named `…-tuning` from then on.
  */
-const HELD_OUT = new Set<number>([733, 734, 735, 736, 738, 739, 740, 742, 743, 746]);
+const HELD_OUT = new Set<number>([750, 751, 752, 753, 754, 755, 756, 757, 758, 762]);
 
 const ONES = ['', ...'one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen'.split(' ')];
 const ONES_ORDINAL = [
