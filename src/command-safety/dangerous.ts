@@ -238,6 +238,8 @@ function tableName(written: string, named: string): string {
  * X's servers (`Xvfb`, `Xephyr`) are named so.
  */
 function caseFolded(w: Word): Word {
+  // A batch file's `@echo` is echo, kept from being echoed itself.
+  if (/^@echo$/i.test(w.text)) return { ...w, text: 'echo' };
   const name = base(w);
   const lower = name.toLowerCase();
   if (w.expands || lower === name || !w.text.endsWith(name) || RULES.has(name) || isWrapperName(name) || /^X[a-z]+$/.test(name)) return w;
@@ -910,6 +912,9 @@ function checkAssignments(words: Word[], st: State): void {
 /** A sed script that is one substitution and writes or runs nothing (no `w` or `e` flag). */
 const SED_SUBSTITUTION = /^s([^\w\s\\])(?:\\.|(?!\1)[^\\])*\1(?:\\.|(?!\1)[^\\])*\1[gipIM\d]*$/;
 
+/** A script saved from Exploit-DB under its entry's number (`49933.py`, `./50383.sh`); a year (`2024.py`) is no entry. */
+const EXPLOIT_DB_SCRIPT = /(^|\/)(?!(19|20)\d\d\.)\d{4,5}\.(py|sh|rb|pl|php)$/;
+
 /** The shell's arithmetic command, one word from the lexer. */
 const ARITHMETIC_COMMAND = /^\(\([\s\S]*\)\)$/;
 
@@ -919,9 +924,28 @@ const NETWORK_SENDERS = new Set(['nc', 'ncat', 'netcat', 'telnet', 'socat', 'ssh
 const ENCODERS = new Set(['base64', 'base32', 'xxd', 'od', 'hexdump', 'gzip', 'bzip2', 'xz', 'zstd', 'openssl', 'gpg', 'uuencode']);
 const LISTS_ENVIRONMENT = (prog: string, args: Word[]) =>
   (prog === 'env' && args.length === 0) ||
+  // PowerShell's environment drive listed (`gci env:`, `dir env:*`, `Get-ChildItem Env:\`).
+  (/^(Get-ChildItem|gci|dir|ls|Get-Item|gi)$/i.test(prog) && args.length === 1 && /^env:[\\/]?\*?$/i.test(args[0]!.text)) ||
   (prog === 'printenv' && args.length === 0) ||
   ((prog === 'export' || prog === 'declare') && args.some((a) => /^-[a-zA-Z]*[px]/.test(a.text))) ||
   (prog === 'set' && args.length === 0);
+
+/** What only orders, pages or trims what it is given (`env | sort`, `gci env: | Sort-Object Name`): every line it gets is shown. */
+const SHOWS_ALL_IT_GETS = /^(sort|uniq|less|more|cat|column|Sort-Object|Format-Table|Format-List|Out-Host|Out-String|ft|fl)$/i;
+/**
+ * The whole environment printed (`env`, `printenv`, `env | sort`, `gci env:`): every credential a
+ * variable holds is in the output; a filter for other names (`env | grep JAVA`) is judged as one.
+ */
+function wholeEnvironmentShown(commands: SimpleCommand[], st: State): void {
+  const words = commands.map((c) => unwrap(c.words, { ...st, reasons: [] }));
+  // Only the listing itself: env asked about itself (`env --help`) or told to change something, and a
+  // variable named to declare or export (`declare -p destdir`), print no whole environment.
+  const whole = (w: Word[]) =>
+    LISTS_ENVIRONMENT(base(w[0]), w.slice(1)) && w.slice(1).every((a) => /^(-[px]+|env:.*)$/i.test(a.text)) && !w.some((a) => a.text.startsWith('--'));
+  const k = words.findIndex((w, i) => whole(w) && !commands[i]!.words.some((a) => /^--|=/.test(a.text)));
+  if (k >= 0 && words.slice(k + 1).every((w) => SHOWS_ALL_IT_GETS.test(base(w[0]))))
+    danger(st, `prints every environment variable, credentials among them (${words[k]!.map((w) => w.text).join(' ')})`);
+}
 
 /**
  * A cluster's objects printed whole (`kubectl get configmaps -o json`): their data and the containers'
@@ -1694,11 +1718,13 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
     danger(st, `runs a script kept among exploits (${runTarget})`);
   // So does one named for an exploit (`exploit.py http://localhost:7860/`, `CVE-2024-1561.py`, `poc2.py -t …`),
   // even against this machine: its payload runs on whatever answers there. A generator of a payload file is not one.
+  // Exploit-DB's scripts keep their entry's number for a name (`python 49933.py`); they ask for their target when given none.
   else if (
     runTarget !== undefined &&
-    /(^|[/_.-])(exploit|rce|poc\d*|cve-\d{4}-\d+)([_.-][\w.-]*)?\.(py|sh|rb|pl|js|php|go)$/i.test(runTarget) &&
-    !/gen/i.test(runTarget) &&
-    scriptArgs.length > 0 &&
+    (EXPLOIT_DB_SCRIPT.test(runTarget) ||
+      (/(^|[/_.-])(exploit|rce|poc\d*|cve-\d{4}-\d+)([_.-][\w.-]*)?\.(py|sh|rb|pl|js|php|go)$/i.test(runTarget) &&
+        !/gen/i.test(runTarget) &&
+        scriptArgs.length > 0)) &&
     // Asked for help, or to write its payload into a file here (`--generate`, `--output poisoned.png`), it attacks nothing.
     !scriptArgs.some((a) => /^(--dry-run|-h|--help|--version|-g|--generate|-o|--output)(=|$)/.test(a.text))
   )
@@ -1824,6 +1850,7 @@ function analyzeText(src: string, ws: string, cwd: string | null, depth: number,
     for (const c of commands.slice(0, -1)) FEEDS_NEXT.add(c);
     commands.forEach((c, i) => analyzeCommand(c, st, commands.slice(0, i)));
     watcherKilledThroughPipe(commands, st);
+    wholeEnvironmentShown(commands, st);
   }
   return st;
 }

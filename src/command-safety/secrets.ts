@@ -139,6 +139,9 @@ const PUBLIC_SSH = /(\.ssh\/[^\s'"/]+\.pub|\/etc\/ssh\/(sshd?_config(\.d(\/[^\s'
 const BROWSER_PROFILE =
   /(Mozilla[/\\]+Firefox[/\\]+Profiles|\.mozilla[/\\]+firefox|(Google[/\\]+Chrome|Microsoft[/\\]+Edge|BraveSoftware[/\\]+Brave-Browser|Chromium)[/\\]+User Data)(?=$|[/\\\s'")*?])/i;
 
+/** PowerShell's command history (PSReadLine's `ConsoleHost_history.txt`), by either slash: the commands typed, passwords among them. */
+const POWERSHELL_HISTORY = /ConsoleHost_history\.txt(?=$|[\s'")])/i;
+
 /** Whether `text` (a word, an option's value, a line of inline code) names a secret place. */
 export function namesSecretPlace(text: string): boolean {
   const t = text.replace(PUBLIC_SSH, ' ');
@@ -150,6 +153,7 @@ export function namesSecretPlace(text: string): boolean {
     SYSTEM_SECRET_FILE.test(t) ||
     WINDOWS_ACCOUNT_STORE.test(t) ||
     BROWSER_PROFILE.test(t) ||
+    POWERSHELL_HISTORY.test(t) ||
     (t.startsWith('~') && SECRET_PLACE.test(t.slice(1)))
   );
 }
@@ -330,11 +334,11 @@ const DOTENV = /(^|\/)[\w-]*\.env(\.(?!(example|sample|template|dist|defaults?|s
  * kept as a text file (`creds.txt`, `secretkey`, `jupyter-token.txt`, `admin_password.txt`, `.htpasswd`, Pure-FTPd's `pureftpd.passwd`), rsh's trusted hosts (`.rhosts`),
  * Jenkins' stored credentials (`credentials.xml`), and Rails' and Jenkins' master keys (`config/master.key`,
  * `secrets/master.key`, `hudson.util.Secret`), a signing keystore (`release.keystore`, `.jks`, `.p12`) and
- * an ssh private key by its usual name (`id_rsa`, `id_ed25519`): each is the login or the key to every
+ * an ssh private key by its usual name (`id_rsa`, `id_ed25519`) or a backup of one (`id_rsa.bak`): each is the login or the key to every
  * other secret.
  */
 const KEY_FILE =
-  /(^|\/)(service[-_]?account[\w.-]*\.json|creds\.(json|txt)|credentials\.(json|txt)|secret[-_]?key(\.\w+)?|secrets?\.txt|[\w-]*[-_]token\.txt|[\w-]*[-_]password\.txt|\.h?passwd|[\w-]+\.passwd|\.rhosts|credentials\.xml|client_secret[\w.-]*\.json|master\.key|hudson\.util\.Secret|[\w.-]+\.(keystore|jks|p12|pfx)|([\w-]*[_-])?id_(rsa|dsa|ecdsa|ed25519)(_sk)?)$/i;
+  /(^|\/)(service[-_]?account[\w.-]*\.json|creds\.(json|txt)|credentials\.(json|txt)|secret[-_]?key(\.\w+)?|secrets?\.txt|[\w-]*[-_]token\.txt|[\w-]*[-_]password\.txt|\.h?passwd|[\w-]+\.passwd|\.rhosts|credentials\.xml|client_secret[\w.-]*\.json|master\.key|hudson\.util\.Secret|[\w.-]+\.(keystore|jks|p12|pfx)|([\w-]*[_-])?id_(rsa|dsa|ecdsa|ed25519)(_sk)?(\.(bak|old|orig|backup|save|copy|key))?~?)$/i;
 
 /**
  * A file inside a container whose name says it holds a secret (a flag, a password, a key): its path

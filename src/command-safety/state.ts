@@ -264,7 +264,7 @@ const HOME_PLACE =
  * `$(GOBIN)`, GNU's lower-case `$(bindir)`, a kernel module's `$(MODDESTDIR)`): by the conventions' defaults, directories of the system (`/usr/local`), of the user's
  * desktop or of the home's programs. A script's `$SYSCONFDIR` is the system's configuration directory by the same convention.
  */
-const MAKE_INSTALL_DIR =
+export const MAKE_INSTALL_DIR =
   /^"?\$[({](PREFIX|EXEC_PREFIX|BINDIR|SBINDIR|LIBDIR|LIB_DIR|MANDIR|MAN_DIR|MAN1DIR|DOCDIR|DOC_DIR|DATADIR|DATA_DIR|SHAREDIR|SHARE_DIR|SHARE|SYSCONFDIR|INCLUDEDIR|INSTALL_PATH|INSTALL_DIR|INSTALLDIR|INSTALL_PREFIX|GOBIN|prefix|exec_prefix|bindir|sbindir|libdir|libexecdir|datadir|datarootdir|mandir|docdir|sysconfdir|includedir)[)}](\/|"?$|\$[({])|^"?\$[({](MODDESTDIR|STAGINGMODDIR|INSTALL_MOD_PATH)[)}]|^"?\$(SYSCONFDIR|sysconfdir)(\/|"?$)/;
 
 /**
@@ -273,6 +273,10 @@ const MAKE_INSTALL_DIR =
  */
 const TOOLCHAIN_HOME =
   /^"?\$\{?(JAVA_HOME|JRE_HOME|GOROOT|ANDROID_HOME|ANDROID_SDK_ROOT|ANDROID_NDK_HOME|ANDROID_NDK_ROOT|CATALINA_HOME|HADOOP_HOME|SPARK_HOME|M2_HOME|MAVEN_HOME|GRADLE_HOME|RUSTUP_HOME|FLUTTER_ROOT|DOTNET_ROOT)\}?"?(\/|$)/;
+
+/** A Windows variable naming the user's profile (captured) or the machine's program, data and system directories. */
+export const WINDOWS_PLACE =
+  /^"?%(?:(USERPROFILE|HOMEPATH|APPDATA|LOCALAPPDATA)|ProgramFiles|ProgramFiles\(x86\)|ProgramW6432|ProgramData|CommonProgramFiles|CommonProgramFiles\(x86\)|SystemRoot|windir|SystemDrive|ALLUSERSPROFILE|PUBLIC)%/i;
 
 /** Where a path argument points, relative to the workspace. */
 export function classify(w: Word | string, st: State): { cls: PathClass; abs?: string } {
@@ -307,6 +311,10 @@ export function classify(w: Word | string, st: State): { cls: PathClass; abs?: s
   const staged = /^"?\$[({]DESTDIR[)}]/.exec(t);
   const installed = staged ? t.slice(staged[0].length).replace(/^"?/, '"') : t;
   if (MAKE_INSTALL_DIR.test(installed) || (staged && /^"?(\/|\$[({])/.test(installed))) return { cls: 'outside', abs: '/usr/local' };
+  // Windows' own places by the variables that name them (`%ProgramFiles%\\dotnet`, `%windir%`, `%APPDATA%\\x`): the
+  // machine's program and system directories, and the user's profile.
+  const windowsPlace = WINDOWS_PLACE.exec(t);
+  if (windowsPlace) return windowsPlace[1] ? { cls: 'home' } : { cls: 'outside', abs: t.replace(/^"/, '') };
   // A Windows drive's path (`C:\\tmp`, `M:\\EFI\\Boot`) is another place than a workspace on Linux.
   if (/^"?[A-Za-z]:\\/.test(t)) return { cls: 'outside', abs: t.replace(/^"/, '') };
   // A word whose start is computed ($x, $(…), `…`) can point anywhere.

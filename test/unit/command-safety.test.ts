@@ -6641,3 +6641,77 @@ describe('checkCommand on the twenty-five read and the six tuned on: PowerView, 
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on the ten read and the six tuned on: the environment, Windows places and domains, mail, identity servers', () => {
+  it.each([
+    // The whole environment printed shows every credential a variable holds; a filter for other names, or env asked about itself, does not.
+    ['env', true, 'every environment variable'],
+    ['printenv | sort', true, 'every environment variable'],
+    ['gci env:* | sort-object name', true, 'every environment variable'],
+    ['env | grep JAVA', false],
+    ['env --help', false],
+    ['declare -p destdir', false],
+    ['printenv HOME', false],
+    // Impacket's writers of a domain's objects and delegations, by their script names.
+    ["addcomputer.py 'lab.local/ldapuser:liverpool' -computer-name irem -computer-pass Winter2025!", true, 'other machines'],
+    ["dacledit.py -action 'write' -rights 'DCSync' -principal x -target y 'domain'/'user':'password'", true, 'other machines'],
+    ['rbcd.py -h', false],
+    // A backup of an ssh private key is the key; the public half is not.
+    ['cat id_rsa.bak', true, 'key file'],
+    ['cat id_rsa.pub', false],
+    // Windows' places by their variables, PowerShell's history, the registry's saved logins.
+    ['mkdir "%ProgramFiles%\\dotnet"', true, 'outside the workspace'],
+    ['mkdir "%TEMP%\\build"', false],
+    ['type %userprofile%\\AppData\\Roaming\\Microsoft\\Windows\\PowerShell\\PSReadline\\ConsoleHost_history.txt', true, 'secrets'],
+    ['reg query HKCU\\Software\\SimonTatham\\PuTTY\\Sessions\\ /f "Proxy" /s', true, 'saved logins'],
+    ['reg query HKLM /f password /t REG_SZ /s', true, 'saved logins'],
+    ['reg query HKLM\\Software\\Microsoft\\Windows\\CurrentVersion\\Run', false],
+    ['net user /domain', true, "domain's controller"],
+    ['net user', false],
+    ['net start', false],
+    ['net start spooler', true, 'services'],
+    ['PsExec64.exe -s -i regedit', true, 'SYSTEM'],
+    ['Get-ADUser -Filter {DoesNotRequirePreAuth -eq $True} -Properties DoesNotRequirePreAuth', true, 'roast'],
+    ['Get-ADUser -Filter * -Properties MemberOf', false],
+    ['choco apikey --key 0000 --source https://push.chocolatey.org/', true, 'Chocolatey'],
+    ['@echo Building burn %_C%', false],
+    // A Makefile's install directory given to a program no table names; Windows' system files read by a build.
+    ['gzip -f $(MODDESTDIR)/*.ko', true, 'outside the workspace'],
+    ['pyinstaller --add-binary "%windir%\\system32\\msvcr120.dll;pyzbar" app.py', false],
+    // Mail: Postfix's queue, a recipient given to a program no table names.
+    ['postsuper -d ALL', true, 'services'],
+    ['postqueue -f', true, 'services'],
+    ['postqueue -p', false],
+    ['python swaks-map.py --to someone@example.org', true, 'mail recipient'],
+    ['foo --to user@localhost', false],
+    ['pandoc --to html README.md', false],
+    // Packages and accounts: the AUR's pacaur, zypper's refresh, Fly's sign-up and launch.
+    ['pacaur -S chasquid', true, 'installed packages'],
+    ['zypper ref', true, 'installed packages'],
+    ['fly auth signup', true, 'infrastructure'],
+    ['fly launch --no-deploy', true, 'infrastructure'],
+    ['fly logs', false],
+    // Exploit-DB's scripts by their entry's number; a year is no entry.
+    ['python 49933.py', true, 'exploit'],
+    ['python3 51293.py -h', false],
+    ['python3 2024.py', false],
+    // Credentials stored, read back or printed by a tool's own configuration.
+    ['./ghostwriter-cli config get ADMIN_PASSWORD', true, 'prints a credential'],
+    ['tool config get theme', false],
+    ['mysql_config_editor set --login-path=client --user=u --password --host=localhost', true, 'database logins'],
+    ['mysql_config_editor print --all', false],
+    ['./gibsonctl.sh web-status --show-credentials', true, 'plain text'],
+    // Identity servers: FreeIPA's and Kanidm's changes; their reads. A 3270 terminal logs in to a mainframe.
+    ['ipa passwd bob', true, 'identity domain'],
+    ['ipa hbacrule-add-user sysadmin_webservers --group sysadmin', true, 'identity domain'],
+    ['ipa user-find', false],
+    ['kanidm person create demo_user "Demonstration User" --name idm_admin', true, 'identity server'],
+    ['kanidm person validity show demo_user --name idm_admin', false],
+    ['c3270 mainframe:2023', true, 'other machines'],
+    ['c3270 localhost:3270', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

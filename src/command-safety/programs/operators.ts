@@ -898,6 +898,32 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
       return ops.length < 2 || /^(list|show|view|listmembers|showrepl|info|level|query|fetch|testparm)$/.test(ops[1]!) || ops[0] === 'testparm';
     },
   },
+  // FreeIPA's and Kanidm's clients: a domain's users, groups, host and sudo rules, passwords and
+  // accounts' validity added, changed or removed on its server (`ipa user-add`, `ipa hbacrule-mod`,
+  // `ipa passwd`, `kanidm person create`); their finds, shows and listings read.
+  {
+    tools: /^ipa$/,
+    does: "changes an identity domain's accounts, groups, policies or passwords",
+    harmless: (args) =>
+      !/(^|-)(add|mod|del|remove|enable|disable|set|passwd|install|uninstall|unlock|archive|restore|undel|stage|activate|preserve)(-|$)/.test(
+        operands(args)[0]?.text ?? '',
+      ),
+  },
+  {
+    tools: /^kanidm$/,
+    does: "changes an identity server's accounts, groups or credentials",
+    harmless: (args) => {
+      const ops = operands(args).map((a) => a.text);
+      return (
+        ops.some((o) => /^(show|get|list|search|status)$/.test(o)) ||
+        !ops.some((o) =>
+          /^(create|update|delete|add-members|remove-members|set-members|purge-members|validity|credential|set|purge|reset|reset-token|ssh-add-publickey|ssh-delete-publickey)$/.test(
+            o,
+          ),
+        )
+      );
+    },
+  },
   // Zigbee and Z-Wave radio tools (KillerBee's zb* programs, ZigDiggity, Z-Attack): they capture, replay,
   // flood or forge the frames of the smart-home devices around the machine.
   {

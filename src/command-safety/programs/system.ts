@@ -205,6 +205,8 @@ export const SYSTEM_PACKAGE_MANAGERS: readonly string[] = [
   'trizen',
   'pakku',
   'aurman',
+  'pacaur',
+  'aura',
 ];
 
 /**
@@ -215,7 +217,7 @@ export const SYSTEM_PACKAGE_MANAGERS: readonly string[] = [
  * search, show, -q) only read.
  */
 const SYSTEM_PACKAGE_CHANGE =
-  /^(install|reinstall|localinstall|groupinstall|groupremove|groupupdate|uninstall|remove|erase|purge|autoremove|clean|autoclean|upgrade|update|update-minimal|upgrade-minimal|dist-upgrade|full-upgrade|distro-sync|makecache|downgrade|add|del|delete|build-dep|builddep|in|rm|up|dup|refresh|sync|ar|addrepo|rr|removerepo|mr|modifyrepo|remote-add|remote-delete|remote-modify|--add-architecture|--remove-architecture|override|rebase|rollback|deploy|kargs|--set-enabled|--set-disabled|--add-repo|--enable|--disable|-i|--install|-U|--upgrade|-e|--erase|-r|--remove|-P|--purge|--configure|--unpack|-F|--freshen|-S[a-zA-Z]*|-R[a-zA-Z]*|-[a-zA-Z]*[iUe][a-zA-Z]*h?)$/;
+  /^(install|reinstall|localinstall|groupinstall|groupremove|groupupdate|uninstall|remove|erase|purge|autoremove|clean|autoclean|upgrade|update|update-minimal|upgrade-minimal|dist-upgrade|full-upgrade|distro-sync|makecache|downgrade|add|del|delete|build-dep|builddep|in|rm|up|dup|refresh|ref|sync|ar|addrepo|rr|removerepo|mr|modifyrepo|remote-add|remote-delete|remote-modify|--add-architecture|--remove-architecture|override|rebase|rollback|deploy|kargs|--set-enabled|--set-disabled|--add-repo|--enable|--disable|-i|--install|-U|--upgrade|-e|--erase|-r|--remove|-P|--purge|--configure|--unpack|-F|--freshen|-S[a-zA-Z]*|-R[a-zA-Z]*|-[a-zA-Z]*[iUe][a-zA-Z]*h?)$/;
 /** Paludis' `cave resolve` or `uninstall`, which only shows its plan until told to carry it out (`-x`), or `cave sync`, which replaces the repositories. */
 const caveCarriesOut = (args: Word[]) => {
   const command = operands(args)[0]?.text ?? '';
@@ -508,8 +510,10 @@ const windowsPackages: Rule = ({ prog, args, st }) => {
   if (prog === 'scoop' && verb === 'bucket' && ops[1] === 'add' && SCOOP_KNOWN_BUCKET.test(ops[2] ?? '') && ops.length === 3) return;
   if (WINDOWS_PACKAGE_CHANGE.test(verb)) danger(st, `changes the machine's installed packages (${prog} ${verb})`);
   // Chocolatey's features, settings and API keys are the machine's (`choco feature enable -n=allowGlobalConfirmation`).
-  if (prog === 'choco' && /^(feature|config|apikey|setapikey)$/.test(verb) && /^(enable|disable|set|unset|add|remove|rm)$/.test(ops[1] ?? ''))
-    danger(st, `changes Chocolatey's settings for the whole machine (${prog} ${verb} ${ops[1]})`);
+  // An API key given to `choco apikey` (`--key`, `-k`) is stored for every later push, as `add` stores one.
+  const keyGiven = /^(apikey|setapikey)$/.test(verb) && args.some((a) => /^(-k|--key|--api-key|--apikey)(=|$)/i.test(a.text));
+  if (prog === 'choco' && /^(feature|config|apikey|setapikey)$/.test(verb) && (keyGiven || /^(enable|disable|set|unset|add|remove|rm)$/.test(ops[1] ?? '')))
+    danger(st, `changes Chocolatey's settings for the whole machine (${prog} ${verb} ${keyGiven ? '--key' : ops[1]})`);
 };
 
 /**
@@ -836,6 +840,10 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   // Postfix itself started, stopped or reloaded, and the machine's mail aliases rebuilt.
   postfix: (_args, ops) => /^(start|start-fg|stop|abort|reload|flush|set-permissions|upgrade-configuration)$/.test(ops[0] ?? ''),
   newaliases: () => true,
+  // Postfix's mail queue: postsuper deletes, holds, requeues or repairs what waits in it, whatever it is told;
+  // postqueue sends what waits (`-f`, `-s`, `-i`) and only lists it with `-p` and `-j`.
+  postsuper: () => true,
+  postqueue: (args) => args.some((a) => /^-[a-zA-Z]*[fis]/.test(a.text)),
   // Zimbra's mail server: its services started or stopped, its domains, accounts and settings created,
   // changed or deleted (`zmprov md example.com …`, `ca`, `da`), its local configuration edited; its
   // get commands (`zmprov gaa`, `ga`, `gacf`), status and help read.

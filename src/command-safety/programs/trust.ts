@@ -593,7 +593,7 @@ function agentChecks(prog: string, args: Word[], st: State): void {
 /**
  * A credential stored in a tool's own configuration (`mini-extra config set OPENAI_API_KEY sk-…`,
  * `tool config set api-token X`): a secret written to a file outside the workspace that every later
- * run of the tool reads.
+ * run of the tool reads; or read back from it by its name.
  */
 function storesCredential(prog: string, args: Word[], st: State): void {
   const ops = operands(args).map((a) => a.text);
@@ -601,6 +601,13 @@ function storesCredential(prog: string, args: Word[], st: State): void {
   const key = at >= 0 && /^(set|add)$/.test(ops[at + 1] ?? '') ? ops[at + 2] : undefined;
   if (key !== undefined && ops.length > at + 3 && isCredentialName(key.replace(/[.-]/g, '_')))
     danger(st, `stores a credential in ${prog}'s configuration (${prog} config ${ops[at + 1]} ${key})`);
+  // Read back by its name (`ghostwriter-cli config get ADMIN_PASSWORD`), it is printed.
+  const read = at >= 0 && /^(get|show)$/.test(ops[at + 1] ?? '') ? ops[at + 2] : undefined;
+  if (read !== undefined && isCredentialName(read.replace(/[.-]/g, '_')))
+    danger(st, `prints a credential from ${prog}'s configuration (${prog} config ${ops[at + 1]} ${read})`);
+  // MySQL's login paths (~/.mylogin.cnf), set, removed or reset, are the user's saved database logins.
+  if (prog === 'mysql_config_editor' && /^(set|remove|reset)$/.test(ops[0] ?? ''))
+    danger(st, `changes the user's saved database logins (mysql_config_editor ${ops[0]})`);
 }
 
 /**
@@ -617,9 +624,9 @@ function storesToken(prog: string, args: Word[], st: State): void {
     danger(st, `revokes access tokens of the user's account (${prog} token ${ops[at + 1]})`);
 }
 
-/** A tool told to print the secrets it keeps (`prefect config view --show-secrets`, `pulumi stack output --show-secrets`). */
+/** A tool told to print the secrets it keeps (`prefect config view --show-secrets`, `pulumi stack output --show-secrets`, `--show-credentials`). */
 function printsSecrets(prog: string, args: Word[], st: State): void {
-  const option = args.find((a) => /^--(show|reveal|print|unmask|include)-secrets?(=true)?$/.test(a.text));
+  const option = args.find((a) => /^--(show|reveal|print|unmask|include)-(secrets?|credentials?|passwords?)(=true)?$/.test(a.text));
   if (option) danger(st, `prints a secret or a credential in plain text (${prog} ${option.text})`);
 }
 

@@ -4,7 +4,19 @@
 // common was a path outside the workspace (a key, a device, /etc), another host, or an option that
 // hands over a command. A program that only reads (safe-commands.ts) is never judged here.
 import type { Word } from '../shell-lex.js';
-import { classify, danger, namesThisMachine, onlyAsksAbout, operands, optionValue, TEMP_DIRS, THIS_MACHINE_ADDRESS, type State } from '../state.js';
+import {
+  classify,
+  danger,
+  MAKE_INSTALL_DIR,
+  namesThisMachine,
+  onlyAsksAbout,
+  operands,
+  optionValue,
+  TEMP_DIRS,
+  THIS_MACHINE_ADDRESS,
+  type State,
+  WINDOWS_PLACE,
+} from '../state.js';
 import { INSTALLED } from './places.js';
 
 /**
@@ -125,12 +137,13 @@ export function otherMachineAddress(text: string): boolean {
  * A bare `$TARGET`, `$HOST` or `$RHOST` (left out of HOST_VARIABLE, as CI scripts name a toolchain's
  * triple so) with a port after it, or given to a tool made to probe, enumerate or log in to another
  * machine (TLS and SMB scanners, NetBIOS lookups, remote desktops, CI/CD secret extractors, password sprayers, Entra ID dumpers, EXPLIoT's plugins, impacket's scripts, under their
- * own names or the `impacket-` ones distributions install them as, its ticket requesters among them):
+ * own names or the `impacket-` ones distributions install them as, its ticket requesters and its writers of a domain's
+ * objects, delegations and access lists among them; the 3270 terminals that log in to a mainframe):
  * there it can only be the host.
  */
 const BARE_HOST_VARIABLE = /^\$\{?(TARGET|HOST|RHOST)\}?(:\d{1,5})?$/;
 const REMOTE_TOOL =
-  /^(impacket-)?(gettgt|getst|testssl|sslscan|sslyze|rdesktop|x?freerdp\d*|mstsc|nmblookup|nbtscan|smbmap|rpcclient|enum4linux(-ng)?|samrdump|secretsdump|psexec|wmiexec|smbexec|atexec|dcomexec|lookupsid|rpcdump|getuserspns|getnpusers|getadusers|finddelegation|smbclient|get-gpppassword|getpac|goldenpac|mssqlclient|mssqlinstance|sambapipe|rdp_check|snmpwalk|snmpget|snmpbulkwalk|onesixtyone|nikto|whatweb|wpscan|ike-scan|showmount|evil-winrm|crackmapexec|netexec|nxc|hydra|medusa|ncrack|ruler|nord-stream|gato|gato-x|atomizer|credmaster|roadrecon|roadtx|o365spray|trevorspray|sprayhound|msolspray|sprayingtoolkit|ssh-audit|expliot|sharphound|rdpscan|getnthash|gettgtpkinit|ms14-068(-checker)?|ldap_shell|cerbero)(\.(sh|py|pl|rb|exe))?$/i;
+  /^(impacket-)?(gettgt|getst|testssl|sslscan|sslyze|rdesktop|x?freerdp\d*|mstsc|nmblookup|nbtscan|smbmap|rpcclient|enum4linux(-ng)?|samrdump|secretsdump|psexec|wmiexec|smbexec|atexec|dcomexec|lookupsid|rpcdump|getuserspns|getnpusers|getadusers|finddelegation|smbclient|get-gpppassword|getpac|goldenpac|mssqlclient|mssqlinstance|sambapipe|rdp_check|snmpwalk|snmpget|snmpbulkwalk|onesixtyone|nikto|whatweb|wpscan|ike-scan|showmount|evil-winrm|crackmapexec|netexec|nxc|hydra|medusa|ncrack|ruler|nord-stream|gato|gato-x|atomizer|credmaster|roadrecon|roadtx|o365spray|trevorspray|sprayhound|msolspray|sprayingtoolkit|ssh-audit|expliot|sharphound|rdpscan|getnthash|gettgtpkinit|ms14-068(-checker)?|ldap_shell|cerbero|addcomputer|rbcd|dacledit|owneredit|getlapspassword|getadcomputers|changepasswd|raisechild|keylistattack|dumpntlminfo|badsuccessor|netview|wmiquery|wmipersist|rpcmap|getarch|[cswx]3270|pr3270)(\.(sh|py|pl|rb|exe))?$/i;
 export const isRemoteTool = (name: string) => REMOTE_TOOL.test(name);
 
 /** An image or artifact in a registry on this machine (`localhost:5000/app`): a push there leaves nothing past it. */
@@ -202,6 +215,9 @@ function directoryLogin(prog: string, args: readonly Word[]): string | undefined
   if (server !== undefined && LOCAL_LDAP.test(server)) return undefined;
   return `logs in to a directory server with a password (${prog} -w)`;
 }
+
+/** Windows' own system files (`%windir%\\system32\\msvcr120.dll`), read by builds as /usr/lib is, like it no place a tool writes. */
+const WINDOWS_SYSTEM_FILES = /^"?%(windir|SystemRoot)%/i;
 
 /**
  * impacket's target, `domain/user[:password]@host` (`test.local/john:password123@10.10.10.1`), given to a
@@ -285,7 +301,22 @@ function serialDeviceDriven(prog: string, args: readonly Word[]): string | undef
  * login, a target a scanner is aimed at, a password given, a device's serial port.
  */
 export const signsInOrTargets = (prog: string, args: Word[]): string | undefined =>
-  impacketTarget(prog, args) ?? scannerAimed(prog, args) ?? passwordSignIn(prog, args) ?? serialDeviceDriven(prog, args) ?? targetListGiven(prog, args);
+  impacketTarget(prog, args) ??
+  scannerAimed(prog, args) ??
+  passwordSignIn(prog, args) ??
+  serialDeviceDriven(prog, args) ??
+  targetListGiven(prog, args) ??
+  mailRecipientGiven(prog, args);
+
+/**
+ * A recipient's address given as one (`--to someone@example.com`, `--rcpt=…`): the program sends mail
+ * there on the user's behalf. A mailbox on this machine (`user@localhost`) reaches no one else.
+ */
+function mailRecipientGiven(prog: string, args: readonly Word[]): string | undefined {
+  const k = args.findIndex((a) => /^--(to|rcpt|rcpt-to)(=|$)/.test(a.text));
+  const value = k < 0 ? undefined : args[k]!.text.includes('=') ? args[k]!.text.replace(/^[^=]*=/, '') : args[k + 1]?.text;
+  return value !== undefined && MAIL_ADDRESS.test(value) ? `gives ${prog}, which no table names, a mail recipient (${value})` : undefined;
+}
 
 /**
  * A program or script named for a backdoor, a phishing kit or a command-and-control server or beacon
@@ -694,7 +725,9 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
     if (
       value &&
       !webPath &&
-      /^(\/|~|\$\{?HOME\b)/.test(value) &&
+      (/^(\/|~|\$\{?HOME\b)/.test(value) ||
+        (/^"?\$\(/.test(value) && MAKE_INSTALL_DIR.test(value)) ||
+        (WINDOWS_PLACE.test(value) && !WINDOWS_SYSTEM_FILES.test(value))) &&
       !DIRECTORY_NODE.test(value) &&
       !/^\/[A-Za-z]+=/.test(value) &&
       !/^-(subj|subject)$/.test(args[k - 1]?.text ?? '') &&

@@ -49,6 +49,13 @@ const DOMAIN_RECON_FUNCTION =
 const LOCAL_PRIVESC_FUNCTION =
   /^(Invoke-(AllChecks|PrivescAudit|PrivescCheck|ServiceAbuse)|Get-(ServiceUnquoted|UnquotedService|ModifiableService|ModifiableServiceFile|ModifiablePath|ModifiableScheduledTaskFile|ModifiableRegistryAutoRun|UnattendedInstallFile|RegistryAutoLogon|RegistryAlwaysInstallElevated|CachedGPPPassword|GPPPassword|SiteListPassword|WebConfig|ApplicationHost)|Write-(ServiceBinary|HijackDll|UserAddMSI)|Install-ServiceBinary|Restore-ServiceBinary|Find-(PathDLLHijack|ProcessDLLHijack))$/;
 
+/**
+ * The directory attributes an attack looks for (accounts with a service name to Kerberoast, without pre-authentication to
+ * AS-REP roast, trusted for delegation) and those that hold passwords (LAPS', a Unix password).
+ */
+const DIRECTORY_ATTACK_ATTRIBUTE =
+  /ServicePrincipalName|DoesNotRequirePreAuth|TrustedForDelegation|TrustedToAuthForDelegation|msDS-AllowedToDelegateTo|msDS-AllowedToActOnBehalfOfOtherIdentity|ms-Mcs-AdmPwd|msLAPS-(Encrypted)?Password|unixUserPassword|userPassword/i;
+
 function scopeOf(args: Word[]): string | undefined {
   const k = args.findIndex((a) => /^-Scope$/i.test(a.text));
   return k >= 0 ? args[k + 1]?.text : undefined;
@@ -64,6 +71,8 @@ const cmdlet: Rule = ({ prog, args, st, judge }) => {
   if (DOMAIN_RECON_FUNCTION.test(prog))
     return danger(st, `maps an Active Directory domain's accounts, trusts, permissions and machines for an attack (${prog}: PowerView)`);
   if (LOCAL_PRIVESC_FUNCTION.test(prog)) return danger(st, `hunts this machine for secrets and a way to root, or takes it (${prog}: PowerUp)`);
+  if (/^Get-AD(User|Computer|Object|ServiceAccount)$/i.test(prog) && args.some((a) => DIRECTORY_ATTACK_ATTRIBUTE.test(a.text)))
+    return danger(st, `looks in the domain for accounts to roast or delegate through, or reads the passwords it keeps (${prog})`);
   const started = prog === 'Start-Process' ? startedProgram(args) : undefined;
   if (started) judge(started);
   if (VALUE_NOUN.test(noun) && verb === 'New') return;
@@ -163,6 +172,9 @@ const verbOf = (args: Word[]) => args.find((a) => !/^[-/]/.test(a.text))?.text.t
  * a DLL's function run (`rundll32 comsvcs.dll, MiniDump`), accounts and another server administered
  * (`net user x /add`, `net rpc password`). Their queries read.
  */
+/** Registry keys where programs keep saved logins, by either slash or none (the shell's reading drops backslashes). */
+const REGISTRY_CREDENTIAL_KEY =
+  /SimonTatham[\\/]*PuTTY[\\/]*Sessions|Martin Prikryl[\\/]*WinSCP|(ORL[\\/]*WinVNC3|RealVNC|TightVNC|TigerVNC)|CurrentVersion[\\/]*Winlogon/i;
 const WINDOWS_CHANGES: Readonly<Record<string, (args: Word[]) => string | undefined>> = {
   sc: (args) =>
     /^(stop|start|config|delete|create|pause|continue|failure|sdset|control)$/.test(verbOf(args) ?? '') ? "changes the machine's services" : undefined,
@@ -181,21 +193,35 @@ const WINDOWS_CHANGES: Readonly<Record<string, (args: Word[]) => string | undefi
   rundll32: () => "runs a DLL's function, which the checker cannot read",
   // Windows' and Samba's `net`: its rpc, ads and rap groups administer a Windows or Samba server over the
   // network (a user's password reset, a group's members), and `/add`, `/delete` change accounts and
-  // groups, the domain's with `/domain`; listing reads. pth-net is Samba's with a password hash for a password.
+  // groups, the domain's with `/domain`; listing reads, but the domain's (`net user /domain`) asks its
+  // controller. `net start` with no service lists those running. pth-net is Samba's with a password hash for a password.
   net: (args) =>
     /^(rpc|ads|rap)$/.test(verbOf(args) ?? '')
       ? 'administers a Windows or Samba server over the network'
       : args.some((a) => /^\/(add|delete|del|active)(:|$)/i.test(a.text))
         ? "changes the machine's or the domain's accounts or groups"
-        : /^(stop|start|pause|continue)$/.test(verbOf(args) ?? '')
+        : /^(stop|start|pause|continue)$/.test(verbOf(args) ?? '') && args.filter((a) => !a.text.startsWith('/')).length > 1
           ? "changes the machine's services"
           : verbOf(args) === 'user' && args.filter((a) => !/^\//.test(a.text)).length >= 3
             ? "sets an account's password (net user NAME PASSWORD)"
-            : undefined,
+            : args.some((a) => /^\/domain$/i.test(a.text))
+              ? "asks the domain's controller for its accounts, groups or password policy"
+              : undefined,
   'pth-net': (args) => WINDOWS_CHANGES.net!(args),
   // The registry: keys added, deleted, imported, restored or loaded change the machine's or the user's
   // settings; `query` and `compare` read. A hive saved or exported is judged by what it names (secrets).
-  reg: (args) => (/^(add|delete|import|restore|load|unload|copy|flags)$/.test(verbOf(args) ?? '') ? "changes the machine's or the user's registry" : undefined),
+  // A query of where programs keep saved logins (PuTTY's and WinSCP's sessions, VNC's password, Winlogon's
+  // automatic logon) or a search of the registry for passwords (`/f password`) reads credentials.
+  reg: (args) =>
+    /^(add|delete|import|restore|load|unload|copy|flags)$/.test(verbOf(args) ?? '')
+      ? "changes the machine's or the user's registry"
+      : verbOf(args) === 'query' &&
+          (args.some((a) => REGISTRY_CREDENTIAL_KEY.test(a.text)) ||
+            args.some((a, k) => /^\/f$/i.test(args[k - 1]?.text ?? '') && /pass|pwd|cred/i.test(a.text)))
+        ? 'reads saved logins and passwords from the registry'
+        : undefined,
+  // Sysinternals' PsExec run here runs its program as SYSTEM (`-s`) or in another session (`-i`); given `\\host`, on another machine.
+  psexec64: (args) => (args.length > 0 ? 'runs a program as SYSTEM, in another session or on another machine' : undefined),
   // Another user's rights for what it starts (`runas /user:Administrator cmd`).
   runas: () => 'runs a program as another user',
   // WMI: a method called (`process call create`, `shadowcopy delete`), or another machine's WMI (`/node:`).
