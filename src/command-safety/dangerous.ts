@@ -930,6 +930,8 @@ const LISTS_ENVIRONMENT = (prog: string, args: Word[]) =>
   ((prog === 'export' || prog === 'declare') && args.some((a) => /^-[a-zA-Z]*[px]/.test(a.text))) ||
   (prog === 'set' && args.length === 0);
 
+/** The programs that list the environment, by the last part of a word (`/usr/bin/env`, `gci`). */
+const LISTING_PROGRAM = /(^|\/)(env|printenv|set|export|declare|gci|Get-ChildItem|dir|ls|Get-Item|gi)$/i;
 /** What only orders, pages or trims what it is given (`env | sort`, `gci env: | Sort-Object Name`): every line it gets is shown. */
 const SHOWS_ALL_IT_GETS = /^(sort|uniq|less|more|cat|column|Sort-Object|Format-Table|Format-List|Out-Host|Out-String|ft|fl)$/i;
 /**
@@ -937,14 +939,17 @@ const SHOWS_ALL_IT_GETS = /^(sort|uniq|less|more|cat|column|Sort-Object|Format-T
  * variable holds is in the output; a filter for other names (`env | grep JAVA`) is judged as one.
  */
 function wholeEnvironmentShown(commands: SimpleCommand[], st: State): void {
-  const words = commands.map((c) => unwrap(c.words, { ...st, reasons: [] }));
+  // Only what orders or pages its input may follow the listing; most lines name no listing program at all.
+  let k = commands.length - 1;
+  while (k > 0 && SHOWS_ALL_IT_GETS.test(base(commands[k]!.words[0]))) k--;
+  const raw = commands[k]!.words;
+  if (!raw.some((a) => LISTING_PROGRAM.test(a.text))) return;
+  const w = unwrap(raw, { ...st, reasons: [] });
   // Only the listing itself: env asked about itself (`env --help`) or told to change something, and a
   // variable named to declare or export (`declare -p destdir`), print no whole environment.
-  const whole = (w: Word[]) =>
-    LISTS_ENVIRONMENT(base(w[0]), w.slice(1)) && w.slice(1).every((a) => /^(-[px]+|env:.*)$/i.test(a.text)) && !w.some((a) => a.text.startsWith('--'));
-  const k = words.findIndex((w, i) => whole(w) && !commands[i]!.words.some((a) => /^--|=/.test(a.text)));
-  if (k >= 0 && words.slice(k + 1).every((w) => SHOWS_ALL_IT_GETS.test(base(w[0]))))
-    danger(st, `prints every environment variable, credentials among them (${words[k]!.map((w) => w.text).join(' ')})`);
+  const whole =
+    LISTS_ENVIRONMENT(base(w[0]), w.slice(1)) && w.slice(1).every((a) => /^(-[px]+|env:.*)$/i.test(a.text)) && !raw.some((a) => /^--|=/.test(a.text));
+  if (whole) danger(st, `prints every environment variable, credentials among them (${w.map((a) => a.text).join(' ')})`);
 }
 
 /**
