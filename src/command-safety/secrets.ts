@@ -139,7 +139,7 @@ const PUBLIC_SSH = /(\.ssh\/[^\s'"/]+\.pub|\/etc\/ssh\/(sshd?_config(\.d(\/[^\s'
 const BROWSER_PROFILE =
   /(Mozilla[/\\]+Firefox[/\\]+Profiles|\.mozilla[/\\]+firefox|(Google[/\\]+Chrome|Microsoft[/\\]+Edge|BraveSoftware[/\\]+Brave-Browser|Chromium)[/\\]+User Data)(?=$|[/\\\s'")*?])/i;
 
-/** PowerShell's command history (PSReadLine's `ConsoleHost_history.txt`), by either slash: the commands typed, passwords among them. */
+/** PowerShell's command history (PSReadLine's `ConsoleHost_history.txt`), wherever it lies: the commands typed, passwords among them. */
 const POWERSHELL_HISTORY = /ConsoleHost_history\.txt(?=$|[\s'")])/i;
 
 /** Whether `text` (a word, an option's value, a line of inline code) names a secret place. */

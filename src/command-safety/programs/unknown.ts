@@ -216,7 +216,7 @@ function directoryLogin(prog: string, args: readonly Word[]): string | undefined
   return `logs in to a directory server with a password (${prog} -w)`;
 }
 
-/** Windows' own system files (`%windir%\\system32\\msvcr120.dll`), read by builds as /usr/lib is, like it no place a tool writes. */
+/** Windows' own system files (`%windir%\\system32\\msvcr120.dll`): a build reads them as it reads /usr/lib, and writes nothing there. */
 const WINDOWS_SYSTEM_FILES = /^"?%(windir|SystemRoot)%/i;
 
 /**

@@ -163,6 +163,10 @@ const windowsName = (prog: string) =>
     .replace(/\.exe$/, '');
 const verbOf = (args: Word[]) => args.find((a) => !/^[-/]/.test(a.text))?.text.toLowerCase();
 
+/** Registry keys where programs keep saved logins, by either slash or none (the shell's reading drops backslashes). */
+const REGISTRY_CREDENTIAL_KEY =
+  /SimonTatham[\\/]*PuTTY[\\/]*Sessions|Martin Prikryl[\\/]*WinSCP|(ORL[\\/]*WinVNC3|RealVNC|TightVNC|TigerVNC)|CurrentVersion[\\/]*Winlogon/i;
+
 /**
  * What each Windows administration program changes, by its words: a service's state or start-up
  * (`sc stop WinDefend`, `sc config … start= disabled`), the firewall and network (`netsh advfirewall
@@ -170,11 +174,8 @@ const verbOf = (args: Word[]) => args.find((a) => !/^[-/]/.test(a.text))?.text.t
  * (`powercfg -h off`), Defender's signatures removed, an EDR agent's protection turned off (`cytool …
  * disable`), a process's memory dumped (`procdump -ma lsass.exe`: the logged-in users' credentials),
  * a DLL's function run (`rundll32 comsvcs.dll, MiniDump`), accounts and another server administered
- * (`net user x /add`, `net rpc password`). Their queries read.
+ * (`net user x /add`, `net rpc password`). Their queries read, but for saved logins and the domain's controller.
  */
-/** Registry keys where programs keep saved logins, by either slash or none (the shell's reading drops backslashes). */
-const REGISTRY_CREDENTIAL_KEY =
-  /SimonTatham[\\/]*PuTTY[\\/]*Sessions|Martin Prikryl[\\/]*WinSCP|(ORL[\\/]*WinVNC3|RealVNC|TightVNC|TigerVNC)|CurrentVersion[\\/]*Winlogon/i;
 const WINDOWS_CHANGES: Readonly<Record<string, (args: Word[]) => string | undefined>> = {
   sc: (args) =>
     /^(stop|start|config|delete|create|pause|continue|failure|sdset|control)$/.test(verbOf(args) ?? '') ? "changes the machine's services" : undefined,
