@@ -598,13 +598,14 @@ function agentChecks(prog: string, args: Word[], st: State): void {
 function storesCredential(prog: string, args: Word[], st: State): void {
   const ops = operands(args).map((a) => a.text);
   const at = ops.indexOf('config');
+  // A key's name in a tool's spelling (`api-token`, `auth.password`) read as a variable's.
+  const namesCredential = (name: string) => isCredentialName(name.replace(/[.-]/g, '_'));
   const key = at >= 0 && /^(set|add)$/.test(ops[at + 1] ?? '') ? ops[at + 2] : undefined;
-  if (key !== undefined && ops.length > at + 3 && isCredentialName(key.replace(/[.-]/g, '_')))
+  if (key !== undefined && ops.length > at + 3 && namesCredential(key))
     danger(st, `stores a credential in ${prog}'s configuration (${prog} config ${ops[at + 1]} ${key})`);
   // Read back by its name (`ghostwriter-cli config get ADMIN_PASSWORD`), it is printed.
   const read = at >= 0 && /^(get|show)$/.test(ops[at + 1] ?? '') ? ops[at + 2] : undefined;
-  if (read !== undefined && isCredentialName(read.replace(/[.-]/g, '_')))
-    danger(st, `prints a credential from ${prog}'s configuration (${prog} config ${ops[at + 1]} ${read})`);
+  if (read !== undefined && namesCredential(read)) danger(st, `prints a credential from ${prog}'s configuration (${prog} config ${ops[at + 1]} ${read})`);
   // MySQL's login paths (~/.mylogin.cnf), set, removed or reset, are the user's saved database logins.
   if (prog === 'mysql_config_editor' && /^(set|remove|reset)$/.test(ops[0] ?? ''))
     danger(st, `changes the user's saved database logins (mysql_config_editor ${ops[0]})`);

@@ -312,9 +312,9 @@ export const signsInOrTargets = (prog: string, args: Word[]): string | undefined
  * A recipient's address given as one (`--to someone@example.com`, `--rcpt=…`): the program sends mail
  * there on the user's behalf. A mailbox on this machine (`user@localhost`) reaches no one else.
  */
-function mailRecipientGiven(prog: string, args: readonly Word[]): string | undefined {
+function mailRecipientGiven(prog: string, args: Word[]): string | undefined {
   const k = args.findIndex((a) => /^--(to|rcpt|rcpt-to)(=|$)/.test(a.text));
-  const value = k < 0 ? undefined : args[k]!.text.includes('=') ? args[k]!.text.replace(/^[^=]*=/, '') : args[k + 1]?.text;
+  const value = k < 0 ? undefined : optionValue(args, k);
   return value !== undefined && MAIL_ADDRESS.test(value) ? `gives ${prog}, which no table names, a mail recipient (${value})` : undefined;
 }
 
