@@ -453,8 +453,11 @@ function flagOpaque(prog: string, args: Word[], st: State, runAs: string): void 
   if (prog === 'eval' && args.some((a) => a.expands) && !environmentPrinted(args)) danger(st, 'evaluates text built at run time (eval)');
   if (runsCode(prog) && args.some((a) => a.procSub && !printsCompletion(a))) danger(st, `runs a script produced by a process substitution (${prog} <(…))`);
   // A program run by a relative path after a download (`./rebar3`) may be what it fetched; making the
-  // download executable (`chmod +x rebar3`) is not running it.
-  if (st.downloads && (runsCode(prog) || /^\.?\.?\//.test(runAs))) danger(st, `runs code after downloading (${prog})`);
+  // download executable (`chmod +x rebar3`) is not running it, and Python's JSON printer
+  // (`curl … | python3 -m json.tool`) runs its own module on the downloaded text.
+  const printsJson =
+    /^python[23]?(\.\d+)?$/.test(prog) && args.some((a, k) => a.text === '-mjson.tool' || (a.text === '-m' && args[k + 1]?.text === 'json.tool'));
+  if (st.downloads && (runsCode(prog) || /^\.?\.?\//.test(runAs)) && !printsJson) danger(st, `runs code after downloading (${prog})`);
   // xargs adds words from its input: harmless to a command that is safe with any file names, not to
   // one that runs them as code or deletes or rewrites recursively whatever they name.
   if (

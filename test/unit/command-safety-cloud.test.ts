@@ -236,7 +236,7 @@ const CASES: [string, boolean, string?][] = [
   // tunnels and proxies
   ['ssh -fNT -L 8080:10.0.0.9:80 ops@198.51.100.7', true, 'forwards a port'],
   ['ssh -f -w 0:0 root@198.51.100.7 true', true, 'network device'],
-  ['ssh -N -L 5432:db:5432 bastion', false],
+  ['ssh -N -L 5432:db:5432 bastion', true, 'forward ports'],
   ['ssh -o BatchMode=yes ops@198.51.100.7 uptime', true, 'runs a command on another host'],
   ['ssh -o BatchMode=yes -G ops@198.51.100.7', false],
   ['sshuttle -r ops@198.51.100.7 10.0.0.0/8', true, 'tunnel or proxy'],

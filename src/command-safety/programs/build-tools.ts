@@ -241,6 +241,20 @@ const jvm: Rule = ({ prog, args, st }) => {
   // Spring Boot's image build pushes the image it built when told to publish.
   const pushes = args.find((a) => /^-Dspring-boot\.build-image\.publish=true$|^--publishImage$/.test(a.text));
   if (pushes) danger(st, `pushes an image to a registry (${prog} ${pushes.text})`);
+  // Playwright for Java's CLI run through Maven's exec plugin (`-D exec.mainClass=com.microsoft.playwright.CLI
+  // -D exec.args="install --with-deps"`) is `playwright` given those words.
+  const playwrightArgs = args.some((a) => /^(-D)?exec\.mainClass=com\.microsoft\.playwright\.CLI$/.test(a.text))
+    ? (args
+        .find((a) => /^(-D)?exec\.args=/.test(a.text))
+        ?.text.replace(/^(-D)?exec\.args=/, '')
+        .split(/\s+/) ?? [])
+    : [];
+  const playwrightInstalls = playwrightSystemInstall(
+    `${prog} exec:java playwright`,
+    playwrightArgs.filter((w) => !w.startsWith('-')),
+    playwrightArgs.includes('--with-deps'),
+  );
+  if (playwrightInstalls) danger(st, playwrightInstalls);
   if (!goals.length || goals.some((g) => !JVM_GOAL.test(g.text.replace(/^:/, '')))) st.repeatable = false;
 };
 
@@ -777,13 +791,21 @@ const onlyWith =
  * the branded browsers (`install msedge`, `chrome-beta`) are the vendors' packages, installed into /opt
  * through sudo as well, where Chromium, Firefox and WebKit go to the user's own cache.
  */
+/** What Playwright's CLI given these words installs into the system through sudo, or undefined. */
+function playwrightSystemInstall(prog: string, ops: string[], withDeps: boolean): string | undefined {
+  if (ops[0] === 'install-deps' || (ops[0] === 'install' && withDeps))
+    return `installs system packages through sudo (${prog} ${ops[0]}${ops[0] === 'install' ? ' --with-deps' : ''})`;
+  const branded = ops[0] === 'install' ? ops.slice(1).find((o) => /^(chrome|msedge)(-beta|-dev|-canary)?$/.test(o)) : undefined;
+  return branded && `installs a vendor's browser package into the system through sudo (${prog} install ${branded})`;
+}
 const playwright: Rule = (c) => {
   onlyWith('test')(c);
-  const ops = operands(c.args).map((a) => a.text);
-  if (ops[0] === 'install-deps' || (ops[0] === 'install' && c.args.some((a) => a.text === '--with-deps')))
-    danger(c.st, `installs system packages through sudo (${c.prog} ${ops[0]}${ops[0] === 'install' ? ' --with-deps' : ''})`);
-  const branded = ops[0] === 'install' ? ops.slice(1).find((o) => /^(chrome|msedge)(-beta|-dev|-canary)?$/.test(o)) : undefined;
-  if (branded) danger(c.st, `installs a vendor's browser package into the system through sudo (${c.prog} install ${branded})`);
+  const installs = playwrightSystemInstall(
+    c.prog,
+    operands(c.args).map((a) => a.text),
+    c.args.some((a) => a.text === '--with-deps'),
+  );
+  if (installs) danger(c.st, installs);
 };
 
 export const BUILD_TOOL_RULES: RuleTable = {

@@ -474,6 +474,11 @@ function readObjectStorage(prog: string, args: Word[]): Reading {
   const storage = (o: string) => /^([a-z0-9]+:\/\/|[\w.-]+:)/i.test(o);
   const destination = ops.filter((o, k) => k > 1 && (storage(o) || /\/|^\.{1,2}$/.test(o))).at(-1) ?? '';
   if (prog !== 'mc' && /^(cp|copy|copyto|sync)$/.test(cmd) && ops.length > 2 && !storage(destination)) return read;
+  // b2's fourth version groups its verbs (`b2 account authorize`, `b2 bucket create`, `b2 key create`, `b2 replication setup`).
+  if (/^b2(v4)?$/.test(prog) && /^(account|bucket|key|file|replication|notification-rule)$/.test(cmd))
+    return /^(authorize|create|delete|update|setup|upload|unhide|hide|copy-by-id|server-side-copy|large|cancel|set|clear|enable|disable)$/.test(sub)
+      ? change(`${prog} ${cmd} ${sub}`)
+      : read;
   return STORAGE_CHANGES.test(cmd) ? change(`${prog} ${cmd}`) : read;
 }
 
@@ -900,7 +905,7 @@ const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) =
   wrangler: (prog, args) =>
     args.some((a) => a.text === '--local') ? read : args.some((a) => a.text === '--remote') ? change(`${prog} --remote`) : readByFirstVerb(prog, args),
   ...Object.fromEntries(['etcdctl', 'consul', 'nomad'].map((p) => [p, readCoordination])),
-  ...Object.fromEntries(['s3cmd', 's5cmd', 'rclone', 'azcopy', 'b2', 'mc'].map((p) => [p, readObjectStorage])),
+  ...Object.fromEntries(['s3cmd', 's5cmd', 'rclone', 'azcopy', 'b2', 'b2v4', 'mc'].map((p) => [p, readObjectStorage])),
   crane: readCrane,
   gcrane: readCrane,
   ...Object.fromEntries(Object.keys(DELIVERY).map((p) => [p, (prog: string, args: Word[]) => readDelivery(prog, args)])),

@@ -291,6 +291,8 @@ const copy: Rule = ({ prog, args, st }) => {
       const c = classify(src, from(src));
       if (c.cls === 'root' || c.cls === 'home' || c.cls === 'outside') danger(st, `links to ${src.text} (${PATH_WORDS[c.cls]}), a way out of the workspace`);
     }
+    // With one operand and no `-t` the link is made where the command stands, named as its target's last part.
+    if (t < 0 && ops.length === 1 && !ops[0]!.expands) checkWriteTarget(word(path.basename(ops[0]!.text)), st, 'creates a link at');
   }
   st.repeatable = false;
   const ops = operands(args, /^-(t|S|m|o|g|e)$/);

@@ -384,6 +384,9 @@ const git: Rule = ({ args, st }) => {
   while (k < args.length && args[k]!.text.startsWith('-'))
     k += /^-(C|c)$/.test(args[k]!.text) || ['--git-dir', '--work-tree', '--config-env', '--namespace'].includes(args[k]!.text) ? 2 : 1;
   const sub = args[k]?.text;
+  // `git -C <dir> clone <url>` clones into <dir>: that directory is written.
+  const into = args.filter((_, j) => j < k && args[j - 1]?.text === '-C').at(-1);
+  if (sub === 'clone' && into) checkWriteTarget(into, st, 'clones into');
   const rule = sub !== undefined && Object.hasOwn(SUBCOMMANDS, sub) ? SUBCOMMANDS[sub] : undefined;
   if (rule) rule(args.slice(k + 1), st, sub!);
   else if (!sub || !GIT_READ.has(sub)) st.repeatable = false;

@@ -397,10 +397,15 @@ const remoteShell: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   if (args.some((a) => !a.text.startsWith('-') && LOOPBACK.test(a.text.replace(/^[^@]*@/, ' ').replace(/:.*$/, ' '))))
     danger(st, `connects to a service on this host (${prog})`);
-  // A host and no command is a login shell there, fed whatever the run writes to it; `-N` forwards
-  // ports only, and -V, -G, -Q and -O ask ssh itself something.
-  if (prog === 'ssh' && !args.some((a) => /^-[a-zA-Z]*[NVGQO]/.test(a.text)) && operands(args, SSH_VALUED).length === 1)
-    danger(st, `opens a login shell on another host (ssh ${operands(args, SSH_VALUED)[0]!.text})`);
+  // A host and no command is a login shell there, fed whatever the run writes to it; `-N` logs in to
+  // forward ports only, a way into the host's network; -V, -G, -Q and -O ask ssh itself something.
+  if (prog === 'ssh' && !args.some((a) => /^-[a-zA-Z]*[VGQO]/.test(a.text)) && operands(args, SSH_VALUED).length === 1)
+    danger(
+      st,
+      args.some((a) => /^-[a-zA-Z]*N/.test(a.text))
+        ? `logs in to another host to forward ports through it (ssh -N ${operands(args, SSH_VALUED)[0]!.text})`
+        : `opens a login shell on another host (ssh ${operands(args, SSH_VALUED)[0]!.text})`,
+    );
   // A command given to ssh runs there, outside this sandbox and with this user's keys, whatever it
   // is: the host's files and services are not the workspace, so it is judged as the host's change,
   // and its words are judged as a command of their own too (executors.ts).

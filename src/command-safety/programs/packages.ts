@@ -29,15 +29,11 @@ const PACKAGE_MANAGER_VERB =
 const npm: Rule = ({ prog, args, st, judge }) => {
   const ops = operands(args);
   // pnpm, yarn and bun run a binary of the project's dependencies by its name when no script has it
-  // (`pnpm playwright install-deps`, `yarn prisma migrate deploy`): what it runs is judged as that command.
-  if (
-    /^(pnpm|pn|yarn|bun)$/.test(prog) &&
-    ops[0] !== undefined &&
-    args[0] === ops[0] &&
-    !PACKAGE_MANAGER_VERB.test(ops[0].text) &&
-    /^[a-z][\w.-]*$/.test(ops[0].text)
-  )
-    judge(args);
+  // (`pnpm playwright install-deps`, `yarn --cwd ui prisma migrate deploy`): what it runs is judged as that command.
+  const start = /^(--cwd|--dir|-C)$/.test(args[0]?.text ?? '') ? 2 : /^(--cwd|--dir)=/.test(args[0]?.text ?? '') ? 1 : 0;
+  const bin = args[start];
+  if (/^(pnpm|pn|yarn|bun)$/.test(prog) && bin !== undefined && !PACKAGE_MANAGER_VERB.test(bin.text) && /^[a-z][\w.-]*$/.test(bin.text))
+    judge(args.slice(start));
   // A registry verb under a group of the command's (`yarn npm publish`, `npm stage publish`) is that verb.
   const grouped = !NAMES_AFTER.test(ops[0]?.text ?? '') && REGISTRY_VERB.test(ops[1]?.text ?? '');
   const sub = (grouped ? ops[1] : ops[0])?.text;
@@ -342,7 +338,7 @@ const mise: Rule = ({ prog, args, st, judge }) => {
 };
 
 /**
- * The language version managers (rbenv, pyenv, nodenv, goenv, jenv, tfenv, nvm and their kin) keep the
+ * The language version managers (rbenv, pyenv, nodenv, goenv, jenv, tfenv, nvm, SDKMAN's `sdk`, fvm and their kin) keep the
  * user's interpreters in the home: installing, removing, adding or making one the default (`global`,
  * tfenv's `use`), creating pyenv's virtualenvs there, plugins and `init`'s edit of the shell's startup
  * files change every later shell's tools. Choosing one for this directory or this shell (`local`,
@@ -358,11 +354,13 @@ const versionManager: Rule = ({ prog, args, st }) => {
   const changes =
     // nvm keeps each node it installs beside the others in its own store (~/.nvm/versions, as fnm and volta do);
     // the default every later shell starts with is changed by `alias default`, below.
-    (VERSION_MANAGER_CHANGES.test(verb) && !lists && !(prog === 'nvm' && /^(install|uninstall)$/.test(verb))) ||
+    (VERSION_MANAGER_CHANGES.test(verb) && !lists && !(prog === 'nvm' && /^(install|uninstall)$/.test(verb)) && !/^(sdk|fvm)$/.test(prog)) ||
     // tfenv's and tgenv's `use` switch the user's default; `init` without `-` edits the startup files.
     (verb === 'use' && /^(tfenv|tgenv)$/.test(prog)) ||
-    // nvm's default alias is the node every later shell starts with.
+    // nvm's default alias is the node every later shell starts with; SDKMAN's `default` and fvm's `global` are the same choice.
     (verb === 'alias' && ops[1] === 'default' && prog === 'nvm') ||
+    (verb === 'default' && prog === 'sdk') ||
+    (verb === 'global' && prog === 'fvm') ||
     (verb === 'init' && !args.some((a) => a.text === '-'));
   if (changes) danger(st, `changes the user's ${prog} versions or setup, in the home for every later shell (${prog} ${verb})`);
 };
@@ -371,7 +369,7 @@ export const PACKAGE_RULES: RuleTable = {
   programs: {
     mise,
     ...Object.fromEntries(
-      ['rbenv', 'pyenv', 'nodenv', 'goenv', 'jenv', 'plenv', 'phpenv', 'tfenv', 'tgenv', 'swiftenv', 'luaenv', 'scalaenv', 'nvm'].map((p) => [
+      ['rbenv', 'pyenv', 'nodenv', 'goenv', 'jenv', 'plenv', 'phpenv', 'tfenv', 'tgenv', 'swiftenv', 'luaenv', 'scalaenv', 'nvm', 'sdk', 'fvm'].map((p) => [
         p,
         versionManager,
       ]),

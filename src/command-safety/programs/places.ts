@@ -31,10 +31,11 @@ const USER_TOOLS =
   /^(~|\$\{?HOME\}?)\/(\.cargo\/bin|\.ghcup\/bin|\.dotnet\/tools|\.nimble\/bin|go\/bin|\.local\/bin|\.bun\/bin|\.deno\/bin|\.volta\/bin|\.pyenv\/shims|\.rbenv\/shims|\.nvm\/versions\/node\/[^/]+\/bin|\.sdkman\/candidates\/[^/]+\/[^/]+\/bin|perl5\/bin|perl5\/perlbrew\/bin)\/[^/]+$/;
 /**
  * The environment scripts the toolchain installers write into the home (rustup's `~/.cargo/env`, uv's
- * `~/.local/bin/env`, nvm's, SDKMAN's, ghcup's, deno's): sourced, they put the installed tools on the
- * PATH, as a shell's startup files do at login.
+ * `~/.local/bin/env`, nvm's, SDKMAN's, ghcup's, deno's, ESP-IDF's `export.sh` in its install directory): sourced,
+ * they put the installed tools on the PATH, as a shell's startup files do at login.
  */
-const TOOLCHAIN_ENV = /^(~|\$\{?HOME\}?)\/(\.cargo\/env|\.local\/bin\/env|\.nvm\/nvm\.sh|\.sdkman\/bin\/sdkman-init\.sh|\.ghcup\/env|\.deno\/env)$/;
+const TOOLCHAIN_ENV =
+  /^(~|\$\{?HOME\}?)\/(\.cargo\/env|\.local\/bin\/env|\.nvm\/nvm\.sh|\.sdkman\/bin\/sdkman-init\.sh|\.ghcup\/env|\.deno\/env|(esp\/)?esp-idf(-v[\d.]+)?\/export\.sh)$/;
 /** The user's own shell startup files, sourced again to pick up what an install added to them; reading them changes nothing. */
 const STARTUP_FILE = /^(~|\$\{?HOME\}?)\/\.(bashrc|zshrc|bash_profile|profile|zprofile|bash_login)$/;
 /**
@@ -135,9 +136,11 @@ function namedForPublishing(path: string, st: State, args: Word[]): void {
  * `src/install/pre_install.sh`, `install-service.bat`, `add-firewall-rule.bat`): it installs the software
  * onto the machine, its packages, services, firewall rules and programs, as `make install` does. One
  * in a CI directory (`ci/install.sh`, `.github/…`) readies the CI's own throwaway machine, and one named
- * for a language's package manager (`pip_install.py`) installs into the project's environment.
+ * for a language's package manager (`pip_install.py`) installs into the project's environment. Docker's
+ * and Helm's installers are named for what they get (`get-docker.sh`, `get_helm.sh`): system packages and
+ * a service, a program in /usr/local/bin.
  */
-const INSTALLER_NAME = /(^|[-_.])install(er)?$/;
+const INSTALLER_NAME = /(^|[-_.])install(er)?$|^get[-_.](docker|helm(-3)?)$/;
 /** A script named for setting up or removing one of the machine's services or firewall rules (`install-service.bat`, `add-firewall-rule.bat`). */
 const SERVICE_SETUP_NAME = /(^|[-_.])(install|uninstall|autostart|add|delete|remove|enable|disable)[-_.](service|daemon|firewall([-_.]rules?)?)$/;
 const PROJECT_ENVIRONMENT_INSTALL = /(^|[-_.])(pip|npm|yarn|pnpm|gem|cargo|poetry|bundle|deps|dev|bootstrap)[-_.]install$/;

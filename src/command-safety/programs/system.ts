@@ -928,6 +928,24 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   // OpenVPN bringing up a tunnel (a client, a server, a point-to-point link) or making or removing a
   // persistent TUN/TAP device; making a key, its version and its lists of ciphers read.
   openvpn: (args) => args.length > 0 && !args.some((a) => /^--(genkey|version|help|show-\w+)$/.test(a.text)),
+  // Fortinet's and Cisco's (AnyConnect, GlobalProtect, Pulse) VPN clients log in to a gateway and route the machine through it.
+  openfortivpn: (args) => args.length > 0 && !onlyAsksAbout(args),
+  openconnect: (args) => args.length > 0 && !onlyAsksAbout(args),
+  // Netplan's configuration rendered into the machine's network daemons and applied; `get` and `status` read.
+  netplan: (_args, ops) => /^(apply|generate|try|set)$/.test(ops[0] ?? ''),
+  // FireHOL's and FireQOS' firewall and traffic shaping loaded into the kernel, or taken away; `status` and `debug` read.
+  firehol: (_args, ops) => ops.some((o) => /^(start|restart|try|stop|panic|condrestart|save)$/.test(o)),
+  // Proxmox's virtual machines and containers on this host made, changed, imported into, started or destroyed; lists, status and configs read.
+  ...Object.fromEntries(
+    ['qm', 'pct'].map((p) => [
+      p,
+      (args: Word[], ops: string[]) =>
+        ops.length > 0 && !onlyAsksAbout(args) && !/^(list|status|config|pending|showcmd|help|listsnapshot|df|cloudinit)$/.test(ops[0]!),
+    ]),
+  ),
+  // iptables-tracer adds TRACE rules to the kernel's tables for as long as it runs.
+  'iptables-tracer': (args) => !onlyAsksAbout(args),
+  fireqos: (_args, ops) => ops.some((o) => /^(start|restart|stop|clear_all_qos)$/.test(o)),
   // ss and arp print sockets and the neighbour table; -K closes sockets, -s/-d/-f set or delete entries.
   ss: (args) => args.some((a) => a.text === '--kill' || /^-[a-zA-Z]*K/.test(a.text)),
   arp: (args) => args.some((a) => /^(-s|-d|-f|-S|--set|--delete|--file)$/.test(a.text)),
@@ -1220,6 +1238,9 @@ const databaseClient: Rule = ({ prog, args, st }) => {
 const DATABASE_URI = /^['"]?(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|clickhouse|cassandra):\/\/(?:[^@/\s]*@)?([^/:?,\s'"]+)/i;
 /** A host by its dotted name (`db.prod.example.com`), not this machine's and not an address's numbers alone. */
 const dottedOtherHost = (name: string) => /^[\w-]+(\.[\w-]+)*\.[A-Za-z][\w-]*$/.test(name) && !namesThisMachine(name);
+/** cqlsh's options that take the next word, so its host is the first operand after them (`cqlsh -f commands.cql db.example.com`). */
+const CQLSH_VALUED =
+  /^(-f|--file|-u|--username|-p|--password|-k|--keyspace|-e|--execute|--cqlshrc|--cqlversion|--encoding|--connect-timeout|--request-timeout|-t|--timezone)$/;
 /**
  * A database client pointed at a server of another machine by its dotted name or a connection URI
  * (`psql -h db.prod.example.com`, `mongosh "mongodb+srv://cluster0…"`): a login to another host, whose
@@ -1478,7 +1499,7 @@ export const SYSTEM_RULES: RuleTable = {
         p,
         ({ prog, args, st }) => {
           judgeUnknownProgram(prog, args, st);
-          databaseElsewhere(prog, args, st, prog === 'cqlsh' ? operands(args)[0]?.text : undefined);
+          databaseElsewhere(prog, args, st, prog === 'cqlsh' ? operands(args, CQLSH_VALUED)[0]?.text : undefined);
         },
       ]),
     ),

@@ -306,7 +306,19 @@ export const signsInOrTargets = (prog: string, args: Word[]): string | undefined
   passwordSignIn(prog, args) ??
   serialDeviceDriven(prog, args) ??
   targetListGiven(prog, args) ??
-  mailRecipientGiven(prog, args);
+  mailRecipientGiven(prog, args) ??
+  paymentCardsGiven(prog, args);
+
+/** A file of payment cards (`cards.txt`, `TestCards.txt`, `my_cards.csv`, `ccs.txt`). */
+const CARD_LIST_FILE = /^(\w*[_-])?(test)?(cards?|ccs?)([_-]\w*)?\.(txt|csv|lst)$/i;
+/**
+ * A program or a script given a file of payment cards to go through (`checker.py cards.txt --gate low`):
+ * a card tester, which tries each card against a shop's or a payment provider's checkout.
+ */
+function paymentCardsGiven(prog: string, args: Word[]): string | undefined {
+  const cards = args.find((a) => CARD_LIST_FILE.test(a.text.replace(/^--?[\w-]+=/, '').replace(/^.*\//, '')));
+  return cards && `gives ${prog} a list of payment cards to try against shops (${cards.text})`;
+}
 
 /**
  * A recipient's address given as one (`--to someone@example.com`, `--rcpt=…`): the program sends mail
@@ -450,7 +462,14 @@ function scannerAimed(prog: string, args: readonly Word[]): string | undefined {
   if (url) return `gives ${prog}, named for scanning or attacking, another host's web service (${url.text})`;
   const site = args.find((a) => !a.text.startsWith('-') && SITE_NAME.test(a.text));
   if (site) return `gives ${prog}, named for scanning or attacking, another host by its name (${site.text})`;
-  const list = args.find((a) => TARGET_LIST_FILE.test(a.text.replace(/^--?[\w-]+=/, '')));
+  const list = args.find((a, k) => {
+    const option = /^(--?[\w-]+)(?:=(.*))?$/.exec(a.text);
+    if (!option) return TARGET_LIST_FILE.test(a.text);
+    if (option[2] !== undefined && TARGET_LIST_FILE.test(option[2])) return true;
+    // An option named for its targets (`--ip`, `--host`, `-targets`) aims the tool at its value; this machine's is a test's.
+    const value = option[2] ?? args[k + 1]?.text;
+    return TARGET_LIST_FILE.test(option[1]!.replace(/^-+/, '')) && !(value !== undefined && namesThisMachine(value));
+  });
   return list && `gives ${prog}, named for scanning or attacking, a list of sites or hosts to go through (${list.text})`;
 }
 
