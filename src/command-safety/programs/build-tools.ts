@@ -1014,8 +1014,18 @@ export const BUILD_TOOL_RULES: RuleTable = {
     // Clang's cross-translation-unit index builder, include-what-you-use and the GitHub Actions
     // auditor: static analysers of the workspace's code and workflows, judged as above.
     ...Object.fromEntries(['clang-extdef-mapping', 'iwyu', 'include-what-you-use', 'zizmor'].map((p) => [p, everyday()])),
-    // Python's environment maker: it makes the directory it is given (`virtualenv -p /usr/bin/python2 myenv`), judged by that path.
-    virtualenv: everyday(),
+    // Python's environment makers make the directory they are given (`virtualenv -p /usr/bin/python2 myenv`,
+    // `python3 -m venv /usr/share/tool/.venv`): a write there, wherever it is.
+    ...Object.fromEntries(
+      ['virtualenv', 'venv'].map((p): [string, Rule] => [
+        p,
+        (c) => {
+          everyday()(c);
+          for (const dir of operands(c.args, /^(-p|--python|--prompt|--creator|--seeder|--activators)$/))
+            checkWriteTarget(dir, c.st, 'makes a virtual environment at');
+        },
+      ]),
+    ),
     // The base64 coder and the wordlist generator print what they compute, or write it where told
     // (`crunch … -o wordlist.txt`, macOS' `base64 -o`): judged by those paths.
     ...Object.fromEntries(['base64', 'crunch'].map((p) => [p, everyday()])),

@@ -874,6 +874,14 @@ const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) =
     return cmd === 'cleanup' ? change(`${prog} cleanup`) : read;
   },
   cdk: (_, args) => readCdk(args),
+  // Zowe's groups act on the mainframe its profile signs in to: defining, installing or refreshing CICS programs,
+  // console commands, submitted jobs, uploads, Endevor's generates and updates, copies; listings, displays and
+  // downloads read, as does Zowe's own configuration.
+  zowe: (prog, args) => {
+    const [group = '', action = ''] = text(operands(args));
+    if (!group || /^(config|daemon|help)$/.test(group) || (group === 'plugins' && /^(list|validate)$/.test(action))) return read;
+    return /^(list|ls|dis|display|get|view|download|dl|search|compare|check|status|show|query)$/.test(action) ? read : change(`${prog} ${group} ${action}`);
+  },
   // Dokku's commands (`topic:verb`) create, configure, deploy and destroy the apps and services of the
   // server it runs on; its reports, listings and logs read, and an app's configuration printed holds its secrets.
   dokku: (prog, args) => {
@@ -888,7 +896,13 @@ const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) =
   // eksctl makes and changes EKS clusters in the AWS account; Argo Workflows' client submits and stops
   // workflows on the cluster it is pointed at.
   // Teleport's admin client adds join tokens, users and roles to the cluster it signs in to.
-  ...Object.fromEntries(['doctl', 'flyctl', 'fly', 'oci', 'ibmcloud', 'fission', 'eksctl', 'argo', 'tctl', 'uberspace'].map((p) => [p, readByFirstVerb])),
+  // Pulsar's admin clients create, update and delete the clusters, tenants, topics and functions of the brokers they reach.
+  ...Object.fromEntries(
+    ['doctl', 'flyctl', 'fly', 'oci', 'ibmcloud', 'fission', 'eksctl', 'argo', 'tctl', 'uberspace', 'pulsar-admin', 'pulsarctl'].map((p) => [
+      p,
+      readByFirstVerb,
+    ]),
+  ),
   // Pydio Cells' client (`cec`) moves and removes the files of the server it signs in to, and keeps its sign-in;
   // a copy up to it (`cec scp ./x cells://common-files/`) changes them, one down from it lands here.
   cec: (prog, args) => {

@@ -271,6 +271,18 @@ const tee: Rule = ({ args, st }) => {
 /** A program in one of the machine's own program directories, named by its whole path. */
 const SYSTEM_PROGRAM = /^\/(usr\/(local\/)?)?s?bin\/[\w.+-]+$/;
 
+/** A variable named for a staging, build or temporary directory (`$tempdir`, `${DPKG_DIR}`, `$(BUILD_DIR)`): the package's own. */
+const STAGING_VARIABLE = /^["']?\$[({]?\w*(tmp|temp|dpkg|pkg|stag|build|out|dist|work)/i;
+/**
+ * `install` into a place a variable names (`install -m755 x $(BIN)/x`, `install -Dm644 icon.png "$ICON_PATH"`,
+ * `install -t "$(BIN_DIR)/"`) installs where the Makefile's or the script's install goes, the machine's
+ * directories; a staging or build directory's variable is the package's own, and `install` is for installing.
+ */
+function installsWhereAVariableSays(dest: Word, st: State): void {
+  if (/^["']?\$[({]?\w/.test(dest.text) && !STAGING_VARIABLE.test(dest.text))
+    danger(st, `installs into ${dest.text}, an install directory a variable of the Makefile or script names`);
+}
+
 /** cp, mv, install, ln, rsync, scp: the destination is written; mv also takes its sources away. */
 const copy: Rule = ({ prog, args, st }) => {
   if (prog === 'ln') {
@@ -298,7 +310,10 @@ const copy: Rule = ({ prog, args, st }) => {
   const ops = operands(args, /^-(t|S|m|o|g|e)$/);
   // `install -d` makes every directory it is given (`install -m 0755 -d /etc/apt/keyrings`).
   if (prog === 'install' && hasFlag(args, 'd', ['--directory'])) {
-    for (const dir of ops) checkWriteTarget(dir, st, 'makes a directory at');
+    for (const dir of ops) {
+      checkWriteTarget(dir, st, 'makes a directory at');
+      installsWhereAVariableSays(dir, st);
+    }
     return;
   }
   // A remote end (`host:path`, `host::module`, `rsync://`, a login before a host a variable holds,
@@ -316,10 +331,7 @@ const copy: Rule = ({ prog, args, st }) => {
       : ops[ops.length - 1];
   if (dest && ops.length >= (targetDir >= 0 ? 1 : 2) && (!/^[^/]*:/.test(dest.text) || URL_TARGET.test(dest.text)))
     checkWriteTarget(dest, st, prog === 'ln' ? 'creates a link at' : 'writes to');
-  // `install` into a make variable named for programs (`install -t "$(BIN_DIR)/"`) installs them where the
-  // Makefile's install goes; elsewhere `$(BIN_DIR)` is as often the build's own output directory.
-  if (prog === 'install' && dest && /^"?\$[({]BIN_DIR[)}]/.test(dest.text))
-    danger(st, `installs programs into ${dest.text}, an install directory of the Makefile`);
+  if (prog === 'install' && dest) installsWhereAVariableSays(dest, st);
   if (prog === 'mv') {
     for (const s of targetDir >= 0 ? ops : ops.slice(0, -1)) {
       const c = classify(s, st);

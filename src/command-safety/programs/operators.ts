@@ -103,11 +103,12 @@ const NETWORK_POISONERS =
  * red-teaming of a model's API with jailbreak and injection attacks (DeepTeam, prompt-security-fuzzer), the attackers of
  * Redis servers and message brokers (enteletaor, RedisEXP), a Slack workspace's pillager and the hunters of secrets
  * in a team's Slack, GitLab or GitHub with a stolen or borrowed token (slackattack, the Watchman tools), GLPI's exploiter (glpwnme),
- * a brute-forcer of S3 buckets' names through public resolvers (mass3), and the Metasploit framework's own programs (its console, database, updater and RPC daemon, all named `msf…`). Any run but help or the
+ * a brute-forcer of S3 buckets' names through public resolvers (mass3), a proxy that disguises and decrypts a
+ * directory's LDAP traffic in the middle (ldapx), and the Metasploit framework's own programs (its console, database, updater and RPC daemon, all named `msf…`). Any run but help or the
  * version is the attack, or the framework made ready for one, whatever names the target.
  */
 const ATTACK_TOOLS =
-  /^(drxploit|mssql-spider|petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|bucket-stream|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat(-[\w.-]+)?|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|mooshy|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor|mose|dnstwist|arp-scan|macgonuts|kubehound|cloudfox|s3-account-search|shelljack|interactsh-server|kvm_prober|ctrsploit|firebomb|firegun(\.py)?|leaklooker(\.py)?|[\w-]*(sms|call|mail|[tT])[-_]?[bB]omb(er)?(\.(py|sh))?|[\w-]*[bB]omber(\.(py|sh))?|sigploit(\.py)?|sapsxpg|kubeletmein|dighub|gitgot(\.py|-docker\.sh)?|onvifscan|deepteam|prompt-security-fuzzer|enteletaor3?(\.py)?|redisexp|slackattack|(slack|gitlab|github|confluence|jira)-watchman|glpwnme|mass3)$/i;
+  /^(drxploit|mssql-spider|petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|bucket-stream|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat(-[\w.-]+)?|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|mooshy|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor|mose|dnstwist|arp-scan|macgonuts|kubehound|cloudfox|s3-account-search|shelljack|interactsh-server|kvm_prober|ctrsploit|firebomb|firegun(\.py)?|leaklooker(\.py)?|[\w-]*(sms|call|mail|[tT])[-_]?[bB]omb(er)?(\.(py|sh))?|[\w-]*[bB]omber(\.(py|sh))?|sigploit(\.py)?|sapsxpg|kubeletmein|dighub|gitgot(\.py|-docker\.sh)?|onvifscan|deepteam|prompt-security-fuzzer|enteletaor3?(\.py)?|redisexp|slackattack|(slack|gitlab|github|confluence|jira)-watchman|glpwnme|mass3|ldapx)$/i;
 /** yubico-piv-tool's actions (`-a status`, `--action=read-certificate`) and solo's commands that only read the key. */
 function securityKeyReads(args: Word[]): boolean {
   if (onlyAsksAbout(args)) return true;
@@ -294,9 +295,9 @@ const COMMAND_AND_CONTROL =
  * another's keys or source.
  */
 const OTHERS_SOURCE_HUNTERS = /^(github-dork|gitgraber|git-?hound|gitrob|githacker|githack|gitfinder|gitjacker|dumpall|rip-git|gimmepatz(\.py)?)$/;
-/** Rootkits' loaders and clients: they hide processes, files and connections from the machine's owner, or trigger a kernel backdoor. */
+/** Rootkits' loaders and clients (bedevil's `bdv` among them): they hide processes, files and connections from the machine's owner, or trigger a kernel backdoor. */
 const ROOTKITS =
-  /^(boopkit|boopkit-boop|diamorphine|reptile_cmd|reptile_client|brokepkg|kovid|ebpfkit|ebpfkit-client|pamspy|triplecross|bdvl|jynx2|azazel|beurk|vlany)$/i;
+  /^(boopkit|boopkit-boop|diamorphine|reptile_cmd|reptile_client|brokepkg|kovid|ebpfkit|ebpfkit-client|pamspy|triplecross|bdvl|bdv|jynx2|azazel|beurk|vlany)$/i;
 /**
  * Enumerators that hunt this machine for a way to root (Linux's and Windows' alike), an attacker's first step after a foothold:
  * they read every secret place they can (shadow, histories, keys, other users' files and crontabs),
@@ -459,6 +460,12 @@ function tunnels(named: string, args: Word[], st: State): void {
   // WebSSH's server answers on every interface unless given an address (`wssh --address=127.0.0.1`): a login page to this machine's SSH.
   if (prog === 'wssh' && !onlyAsksAbout(args) && !args.some((a) => /^--address=./.test(a.text) && !EVERY_INTERFACE.test(a.text.slice(10))))
     danger(st, 'serves a web login to SSH on every network interface (wssh)');
+  // NATS' server listens on every interface unless given an address (`nats-server -a 127.0.0.1`): a broker for the whole network.
+  if (prog === 'nats-server' && !onlyAsksAbout(args)) {
+    const k = args.findIndex((a) => /^(-a|--addr|--net)(=|$)/.test(a.text));
+    const bind = k < 0 ? undefined : optionValue(args, k);
+    if (!bind || !THIS_MACHINE_ADDRESS.test(bind)) danger(st, `serves a message broker on ${bind ?? 'every interface'} (nats-server)`);
+  }
   // Glances' web server (`glances -w`) answers on every interface unless bound to this machine (`-B 127.0.0.1`):
   // the machine's processes, users and connections, and with `--enable-mcp` a tool server, to anyone who asks.
   if (prog === 'glances' && args.some((a) => /^(-w|--webserver)$/.test(a.text))) {

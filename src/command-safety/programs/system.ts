@@ -888,8 +888,9 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
     ['slurmctld', 'slurmd', 'slurmdbd', 'munged'].map((p) => [p, (args: Word[]) => !onlyAsksAbout(args) && !args.some((a) => /^-[CV]$/.test(a.text))]),
   ),
   // The scheduler's daemon started by hand runs every user's cron and at jobs as the machine's; the
-  // firewall's, the network's, the log's and the container runtime's daemons likewise serve every process of
-  // it; distcc's links stand in for the machine's compilers in /usr/lib/distcc.
+  // firewall's, the network's, the log's, the container runtime's, Bluetooth's and Samba's (a domain's controller
+  // and file server) daemons likewise serve every process of it; distcc's links stand in for the machine's
+  // compilers in /usr/lib/distcc.
   ...Object.fromEntries(
     [
       'cron',
@@ -905,6 +906,8 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
       'syslog-ng',
       'avahi-daemon',
       'auditd',
+      'bluetoothd',
+      'samba',
     ].map((p) => [p, (args: Word[]) => !onlyAsksAbout(args)]),
   ),
   // The system bus' daemon, which every service of the machine talks through; a session's bus is the user's.
@@ -974,6 +977,9 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   'update-locale': (args) => !args.some((a) => /^(-h|--help)$/.test(a.text)),
   localectl: (_args, ops) => /^set-/.test(ops[0] ?? ''),
   rfkill: (_args, ops) => /^(block|unblock|toggle)$/.test(ops[0] ?? ''),
+  // BlueZ's management tool powers the Bluetooth adapter, switches its modes and pairs devices; `info` and listings read.
+  btmgmt: (args, ops) =>
+    ops.length > 0 && !onlyAsksAbout(args) && !/^(info|version|commands|config|con|find|find-service|devinfo|expinfo|monitor)$/.test(ops[0]!),
   // pm2 keeps the user's processes running as a daemon: starting, stopping or deleting them, saving the
   // list it brings back at boot and installing its boot service; listing and logs read.
   pm2: (_args, ops) => /^(start|restart|reload|stop|delete|kill|startup|unstartup|save|resurrect|deploy|update|install|link|plus)$/.test(ops[0] ?? ''),
@@ -1296,10 +1302,11 @@ const messageBus: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   const ops = operands(args, BUS_VALUED).map((a) => a.text);
   const verb = ops[0];
-  // A method that only reads (`org.freedesktop.DBus.Properties.Get`, `Introspect`), by gdbus' --method or busctl call's fifth word.
+  // A method that only reads (`org.freedesktop.DBus.Properties.Get`, `Introspect`), by gdbus' --method, busctl call's fifth word
+  // or dbus-send's second operand (after the object path).
   const k = args.findIndex((a) => /^(--method|-m)(=|$)/.test(a.text));
-  const method = k >= 0 ? optionValue(args, k) : verb === 'call' ? ops[4] : undefined;
-  if (method !== undefined && /(^|\.)(Get|GetAll|Introspect|Ping|GetMachineId|GetId|ListNames|GetNameOwner)$/.test(method)) return;
+  const method = k >= 0 ? optionValue(args, k) : verb === 'call' ? ops[4] : prog === 'dbus-send' ? ops[1] : undefined;
+  if (method !== undefined && /(^|\.)(Get|GetAll|GetManagedObjects|Introspect|Ping|GetMachineId|GetId|ListNames|GetNameOwner)$/.test(method)) return;
   if (prog === 'dbus-send' || /^(call|set-property|emit|wait)$/.test(verb ?? '') || (prog === 'qdbus' && ops.length > 2))
     danger(st, `calls a method on the message bus, which starts services and changes settings (${prog}${verb && prog !== 'dbus-send' ? ` ${verb}` : ''})`);
 };

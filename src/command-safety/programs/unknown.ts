@@ -201,12 +201,13 @@ export function bareHostGiven(prog: string, args: readonly Word[]): string | und
 
 /** OpenLDAP's clients, which bind to a directory server. */
 const LDAP_CLIENT = /^ldap(search|modify|add|delete|whoami|passwd|modrdn|compare|exop)$/;
-const LOCAL_LDAP = /^(ldapi:\/\/|ldaps?:\/\/(localhost|127\.[\d.]+|\[::1\])([:/]|$)|localhost$|127\.[\d.]+$)/i;
+const LOCAL_LDAP = /^(ldapi:\/\/|ldaps?:\/\/(localhost|127\.[\d.]+|\[::1\])([:/]|$)|localhost$|127\.[\d.]+$|ldaps?:\/\/[a-z][\w-]*:\d+\/?$)/i;
 
 /**
  * An LDAP client given a bind password (`-w`) and a server by `-h`, `-H` or none (ldap.conf's, the
  * site's directory): it logs in to that directory with the password. A server on this machine
- * (`-H ldapi:///`, `-H ldap://localhost`) is a test's.
+ * (`-H ldapi:///`, `-H ldap://localhost`) is a test's, as is one a single name and a port give
+ * (`-H ldap://auth:389`), a container of the project's own compose setup.
  */
 function directoryLogin(prog: string, args: readonly Word[]): string | undefined {
   if (!LDAP_CLIENT.test(prog) || !args.some((a) => /^-w./.test(a.text) || a.text === '-w')) return undefined;
@@ -636,6 +637,8 @@ const WINDOWS_SWITCH = /^\/[A-Za-z][\w-]*:/;
 
 /** A listening option with a port (`tgcd -L -p 9999`, `--listen --port=8000`): a server for the network. */
 const LISTEN_OPTION = /^(-L|--listen)$/;
+/** A client's options naming the server it reaches. */
+const SERVER_OPTION = /^(-s|--server|--servers|--url|-H|--host|--endpoint|--broker)$/;
 const EVERY_INTERFACE_URL = /^[a-z][\w+.-]*:\/\/(\[::\]|0\.0\.0\.0)?:\d+([/?,]|$)/i;
 const PORT_GIVEN = (args: Word[]) =>
   args.some((a, k) => /^--port=\d+$/.test(a.text) || (/^(-p|--port)$/.test(a.text) && /^\d+$/.test(args[k + 1]?.text ?? '')));
@@ -836,7 +839,13 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   if (/^gst-launch(-[\d.]+)?$/.test(prog) && args.some((a) => a.text === 'udpsrc') && !args.some((a) => /^address=(127\.|localhost|::1)/.test(a.text)))
     return danger(st, `listens on every network interface for what arrives (${prog} udpsrc)`);
   // The URL may be an option's or a property's value (`--listen=tcp://0.0.0.0:9000`, GStreamer's `uri=srt://:8888`).
-  const everywhere = args.find((a) => EVERY_INTERFACE_URL.test(a.text.replace(/^(-{1,2}[\w-]+|[a-z][\w.-]*)=/, '').replace(/^['"]|['"]$/g, '')));
+  // Given to a client as the server to reach (`nats pub x -s nats://0.0.0.0:4222`), the any-address is this machine: it connects, not listens.
+  const everywhere = args.find(
+    (a, k) =>
+      !SERVER_OPTION.test(args[k - 1]?.text ?? '') &&
+      !SERVER_OPTION.test(a.text.replace(/=.*$/, '')) &&
+      EVERY_INTERFACE_URL.test(a.text.replace(/^(-{1,2}[\w-]+|[a-z][\w.-]*)=/, '').replace(/^['"]|['"]$/g, '')),
+  );
   if (everywhere) return danger(st, `listens on every network interface (${prog} ${everywhere.text})`);
   const positional = args.filter((a) => !a.text.startsWith('-'));
   const [sub, verb] = positional;
