@@ -3548,7 +3548,7 @@ describe('the eighty-sixth and eighty-eighth sets: Wi-Fi drivers and captures, p
     ['wifite -h -v', false],
     ['hcxdumptool --bpfc="not wlan addr3 ccce1edc3bee" > protect.bpf', false],
     ['hcxdumptool -i wlan0 -w dump.pcapng', true, 'wireless'],
-    ['hcxpcaptool -z pmkid.16800 pmkid.pcapng', true, 'wireless'],
+    ['hcxpcaptool -z pmkid.16800 pmkid.pcapng', false],
     // The xz backdoor's client and a snapd root exploit run as a script.
     ["xzbot -addr 127.0.0.1:2222 -cmd 'id > /tmp/.xz'", true, 'attack tool'],
     ['python3 ./dirty_sockv2.py', true, 'take root'],
@@ -6807,6 +6807,10 @@ describe('checkCommand on the eighteen read: VPN gateways, forwards, installers,
     ['pulsar-admin topics list public/default', false],
     ['python3 -m venv /usr/share/BlueToolkit/.venv', true, 'virtual environment'],
     ['python3 -m venv .venv', false],
+    // An editor opens a file of cards for a person; hcxtools' converter turns a capture into a cracker's format, offline.
+    ['nano my_cards.txt', false],
+    ['hcxpcapngtool -o capture.hc22000 capture.cap', false],
+    ['hcxdumptool -i wlan0 -o dump.pcapng', true, 'wireless'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

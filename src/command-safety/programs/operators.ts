@@ -124,11 +124,12 @@ function securityKeyReads(args: Word[]): boolean {
 /**
  * The wireless attack suites (aircrack-ng's programs, wifite, reaver, hcxdumptool, mdk): they capture
  * nearby networks' traffic and handshakes, deauthenticate their clients or crack their keys, and
- * `airmon-ng` puts the card into monitor mode, killing the machine's network services with `check kill`;
+ * `airmon-ng` puts the card into monitor mode, killing the machine's network services with `check kill`
+ * (hcxtools' converters, which turn a capture file into a cracker's format, read and write files only);
  * and their Z-Wave and Zigbee kin (EZ-Wave, KillerBee's sniffers, replayers and flooders).
  */
 const WIRELESS_ATTACK_TOOLS =
-  /^(airoscript-ng|airodump-ng|aireplay-ng|airmon-ng|aircrack-ng|airbase-ng|besside-ng|airdecap-ng|wesside-ng|packetforge-ng|wifite2?|reaver|bully|wash|pixiewps|hcxdumptool|hcxpcapngtool|hcxpcaptool|mdk[34]|fluxion|wifiphisher|eaphammer|kismet|ez(stumbler|recon|fingerprint)|zb(dump|stumbler|replay|wireshark|assocflood|dsniff|openear|fakebeacon|orphannotify|panidconflictflood|wardrive|key|goodfind))$/;
+  /^(airoscript-ng|airodump-ng|aireplay-ng|airmon-ng|aircrack-ng|airbase-ng|besside-ng|airdecap-ng|wesside-ng|packetforge-ng|wifite2?|reaver|bully|wash|pixiewps|hcxdumptool|mdk[34]|fluxion|wifiphisher|eaphammer|kismet|ez(stumbler|recon|fingerprint)|zb(dump|stumbler|replay|wireshark|assocflood|dsniff|openear|fakebeacon|orphannotify|panidconflictflood|wardrive|key|goodfind))$/;
 /**
  * Tools named for what they are made to do to others, whatever else their name says: carrying data out
  * past a network's watch (DET, DNSExfiltrator, dnsteal, Egress-Assess, PyExfil, any `…exfil…`), jamming

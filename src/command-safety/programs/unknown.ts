@@ -317,6 +317,8 @@ const CARD_LIST_FILE = /^(\w*[_-])?(test)?(cards?|ccs?)([_-]\w*)?\.(txt|csv|lst)
  * a card tester, which tries each card against a shop's or a payment provider's checkout.
  */
 function paymentCardsGiven(prog: string, args: Word[]): string | undefined {
+  // An editor or a pager opens the file for a person; it tries nothing.
+  if (/^(nano|pico|micro|emacs|gedit|kate|mousepad|joe|jed|mcedit|vi|vim|nvim|less|more|code)$/.test(prog)) return undefined;
   const cards = args.find((a) => CARD_LIST_FILE.test(a.text.replace(/^--?[\w-]+=/, '').replace(/^.*\//, '')));
   return cards && `gives ${prog} a list of payment cards to try against shops (${cards.text})`;
 }
