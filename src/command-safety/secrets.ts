@@ -290,7 +290,8 @@ const CREDENTIAL_PRINTERS: Readonly<Record<string, RegExp>> = {
   'ansible-vault': /^(decrypt|view)\b/,
   passpie: /^(list|export|copy)\b/,
   // Password stores' entries shown, copied or exported, and their vaults unlocked or logged in to.
-  pass: /^(show|otp|grep)\b/,
+  // An entry named alone (`pass social/reddit`) is shown; `-c` copies it to the clipboard.
+  pass: /^(show|otp|grep)\b|^(-c|--clip)(=\d+)?\s|^[\w@.-]+\/[\w@./-]+$/,
   gopass: /^(show|cat|otp|totp|clip|copy|audit|unclip)\b/,
   rbw: /^(get|code|unlock|login|register)\b/,
   bw: /^(get|list items|export|unlock|login|serve|send receive)\b/,

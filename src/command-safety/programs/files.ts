@@ -181,9 +181,11 @@ function checkTarArchiveWritten(args: Word[], st: State): void {
   if (!writes) return;
   args.forEach((a, k) => {
     const inline = /^--file=(.+)$/.exec(a.text);
-    // In a bundle of short flags (`-czf`, old-style `czf`), f takes the next word as its value.
-    const bundled = ((oldStyle && k === 0) || /^-[A-Za-z]+$/.test(a.text)) && a.text.replace(/^-/, '').endsWith('f');
-    const archive = inline ? { ...a, text: inline[1]! } : bundled || a.text === '--file' ? args[k + 1] : undefined;
+    // In a bundle of short flags (`-czf`, old-style `czf`, `cvzfC`), each flag that takes a value takes the next
+    // word not yet taken, in the bundle's order: f's is after those of the valued flags before it.
+    const flags = ((oldStyle && k === 0) || /^-[A-Za-z]+$/.test(a.text)) && a.text.replace(/^-/, '');
+    const bundled = flags && flags.includes('f') ? args[k + 1 + (flags.slice(0, flags.indexOf('f')).match(/[CbLNTXgKV]/g)?.length ?? 0)] : undefined;
+    const archive = inline ? { ...a, text: inline[1]! } : a.text === '--file' ? args[k + 1] : bundled;
     if (archive && archive.text !== '-') checkWriteTarget(archive, st, 'writes the archive to');
   });
 }

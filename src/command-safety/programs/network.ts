@@ -18,7 +18,16 @@ import {
 } from '../state.js';
 import { WINDOWS_ABSOLUTE } from './interpreters.js';
 import { WINDOWS_OUTSIDE_PATH } from './windows.js';
-import { addressedUrl, addressGiven, aimedOnlyAtThisMachine, judgeUnknownProgram, otherMachineAddress, SERVICE_URL, targetHostUrl } from './unknown.js';
+import {
+  addressedUrl,
+  addressGiven,
+  aimedOnlyAtThisMachine,
+  hostVariable,
+  judgeUnknownProgram,
+  otherMachineAddress,
+  SERVICE_URL,
+  targetHostUrl,
+} from './unknown.js';
 
 /** Port scanners: every address, range or name they are given is probed. */
 export const PORT_SCANNERS = ['nmap', 'masscan', 'rustscan', 'zmap', 'unicornscan', 'amap', 'naabu', 'zgrab', 'zgrab2'];
@@ -289,11 +298,13 @@ const downloader: Rule = ({ prog, args, st }) => {
   if (infrastructure) danger(st, `connects to a service on this host (${prog} ${infrastructure.text})`);
   const target = args.find((a) => targetHostUrl(a.text));
   if (target) danger(st, `requests a page of the machine a variable names as the target (${prog} ${target.text})`);
-  // curl and httpie take a host without a scheme too (`http 10.10.10.115:9200/_cat`).
+  // curl and httpie take a host without a scheme too (`http 10.10.10.115:9200/_cat`, `curl $ETCDIP:2379/version`).
   const addressed = args.find(
     (a) =>
       addressedUrl(a.text) ||
-      (WEB_CLIENT.test(prog) && /^\d/.test(a.text) && otherMachineAddress(a.text) && !PROXY_OPTION.test(args[args.indexOf(a) - 1]?.text ?? '')),
+      (WEB_CLIENT.test(prog) &&
+        (/^\d/.test(a.text) ? otherMachineAddress(a.text) : /^\$[^:]*:\d/.test(a.text) && hostVariable(a.text)) &&
+        !PROXY_OPTION.test(args[args.indexOf(a) - 1]?.text ?? '')),
   );
   if (addressed) danger(st, `requests a page of another machine named only by its address (${prog} ${addressed.text})`);
   const traversal = args.find((a) => traversalUrl(a.text));

@@ -40,10 +40,11 @@ const API_ATTACK_TOOLS = /^(graphql-cop|graphw00f|graphqlmap|clairvoyance|crackq
 /**
  * Subdomain finders and DNS enumerators: they enumerate a domain's hosts (by brute force, by scraping
  * sources, by asking its name servers for every record they will give), reconnaissance of another's network,
- * and the takeover checkers and resolver validators that query each of them (subjack, subzy, dnsvalidator).
+ * and the takeover checkers and resolver validators that query each of them (subjack, subzy, dnsvalidator), and
+ * the finders of a domain's hosts in the code a forge's search returns (github-subdomains).
  */
 const DOMAIN_ENUMERATORS =
-  /^(amass|subfinder|assetfinder|sublist3r|findomain|knockpy|shuffledns|puredns|dnsenum|dnsrecon|fierce|dnsmap|dnswalk|theHarvester|subjack|subzy|subdotko|takeit|subtakover|dnsvalidator|dnsx|cero)(\.(pl|py))?$/i;
+  /^(amass|subfinder|assetfinder|sublist3r|findomain|knockpy|shuffledns|puredns|dnsenum|dnsrecon|fierce|dnsmap|dnswalk|theHarvester|subjack|subzy|subdotko|takeit|subtakover|dnsvalidator|dnsx|cero|github-subdomains|gitlab-subdomains)(\.(pl|py))?$/i;
 /**
  * A cracker asked only about itself: its hash modes (`hashcat --hash-info`, `--example-hashes`, with
  * a mode to describe, `-m 1000`), its devices (`-I`, `--backend-info`) or john's lists (`--list=formats`).

@@ -3,7 +3,7 @@
 // back); installing changes the workspace (not repeatable); reading and the usual scripts
 // (test, lint, build) are repeatable.
 import type { Word } from '../shell-lex.js';
-import { danger, onlyAsksAbout, operands, optionValue, type Rule, type RuleTable, type State, word } from '../state.js';
+import { checkWriteTarget, danger, onlyAsksAbout, operands, optionValue, type Rule, type RuleTable, type State, word } from '../state.js';
 import { PUBLISHING_SCRIPT } from './places.js';
 import { installsOutside, judgeUnknownProgram, setuptoolsPlaceOutside, THIS_MACHINE_REGISTRY } from './unknown.js';
 
@@ -196,6 +196,10 @@ const uv: Rule = (ctx) => {
   // `--system` installs into the Python found on the PATH, the machine's, not the project's environment.
   if (cmd === 'pip' && /^(install|uninstall|sync)$/.test(sub ?? '') && ctx.args.some((a) => a.text === '--system'))
     danger(ctx.st, `installs into the machine's Python, outside the project's environment (uv pip ${sub} --system)`);
+  // `uv venv DIR` makes the environment there: a write wherever that is.
+  if (cmd === 'venv')
+    for (const dir of operands(ctx.args, /^(-p|--python|--prompt|--index-url|--seed-version)$/).slice(1))
+      checkWriteTarget(dir, ctx.st, 'makes a virtual environment at');
   uvPublishes(ctx);
 };
 
@@ -365,9 +369,18 @@ const versionManager: Rule = ({ prog, args, st }) => {
   if (changes) danger(st, `changes the user's ${prog} versions or setup, in the home for every later shell (${prog} ${verb})`);
 };
 
+/** tbump bumps the version, commits, tags and pushes both, unless told not to push (`--no-push`, `--only-patch`, `--dry-run`). */
+const tbump: Rule = ({ args, st }) => {
+  st.repeatable = false;
+  const [version] = operands(args).map((a) => a.text);
+  if (version && version !== 'init' && !onlyAsksAbout(args) && !args.some((a) => /^(--no-push|--only-patch|--dry-run)$/.test(a.text)))
+    danger(st, `pushes a version's commit and tag, which publishes a release (tbump ${version})`);
+};
+
 export const PACKAGE_RULES: RuleTable = {
   programs: {
     mise,
+    tbump,
     ...Object.fromEntries(
       ['rbenv', 'pyenv', 'nodenv', 'goenv', 'jenv', 'plenv', 'phpenv', 'tfenv', 'tgenv', 'swiftenv', 'luaenv', 'scalaenv', 'nvm', 'sdk', 'fvm'].map((p) => [
         p,

@@ -784,12 +784,16 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   // BitLocker volume, AFF's and xmount's images), or its partitions mapped as the machine's block devices
   // (kpartx `-a`, removed with `-d`); kpartx's `-l` only lists them.
   ...Object.fromEntries(
-    ['ewfmount', 'vmdkmount', 'vhdimount', 'qcowmount', 'bdemount', 'dislocker-fuse', 'affuse', 'xmount'].map((p) => [
+    ['ewfmount', 'vmdkmount', 'vhdimount', 'qcowmount', 'bdemount', 'dislocker', 'dislocker-fuse', 'affuse', 'xmount'].map((p) => [
       p,
       (args: Word[]) => !onlyAsksAbout(args),
     ]),
   ),
   kpartx: (args) => args.some((a) => /^-[a-zA-Z]*[adu]/.test(a.text)),
+  // Windows' BitLocker unlocked, locked, turned on or off, or its protectors changed (`manage-bde -unlock C: -RecoveryPassword …`); `-status` reads.
+  'manage-bde': (args) => !onlyAsksAbout(args) && !args.some((a) => /^-status$/i.test(a.text)),
+  // sbctl's Secure Boot keys made and enrolled into the firmware, and files signed with them in place; `status`, `verify` and listings read.
+  sbctl: (args, ops) => ops.length > 0 && !onlyAsksAbout(args) && !/^(status|verify|list-files|list-bundles|list-enrolled-keys|completion|help)$/.test(ops[0]!),
   // UBI's tools attach the machine's raw flash (MTD) devices as UBI devices and make, resize, fill or remove their volumes.
   ...Object.fromEntries(
     ['ubiattach', 'ubidetach', 'ubimkvol', 'ubirmvol', 'ubirsvol', 'ubiupdatevol', 'ubiformat'].map((p) => [p, (args: Word[]) => !onlyAsksAbout(args)]),

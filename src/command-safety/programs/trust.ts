@@ -347,6 +347,9 @@ const SERVES_EVERY_INTERFACE: Readonly<Record<string, { address: RegExp; serves:
   thumbor: { address: /^(-i|--ip)$/, serves: 'serves and processes images' },
   // updog has no option for the address: it always listens on every interface.
   updog: { address: /(?!)/, serves: FILES },
+  miniserve: { address: /^(-i|--interfaces)$/, serves: FILES },
+  // JupyterHub's proxy binds every interface unless given an address: a notebook server that runs code for whoever logs in.
+  jupyterhub: { address: /^(--ip|--bind-url)$/, serves: 'serves notebooks that run code' },
   // mitmproxy's proxies read and rewrite what passes through them.
   ...Object.fromEntries(['mitmproxy', 'mitmdump', 'mitmweb'].map((p) => [p, { address: /^--listen-host$/, serves: PROXY }])),
 };

@@ -61,15 +61,15 @@ const IPV4_ADDRESS =
 
 /**
  * A shell variable whose name says it holds another machine's address (`$IP`, `${RHOST}`, `$TARGET_IP`,
- * `$IP_DNS_SERVER`, a Makefile's `$(EC2_IP)`), alone, with a port, as a URL's or a share's host or after a user (`http://$IP/x`,
+ * `$IP_DNS_SERVER`, a Makefile's `$(EC2_IP)`, a machine's role glued to it: `$ETCDIP`, `$WORKER1IP`), alone, with a port, as a URL's or a share's host or after a user (`http://$IP/x`,
  * `//$IP/share`, `user@$ip:~/x`): the cheat sheets' way of writing the address the literal rule reads. A
  * bare `$HOST` or `$TARGET` is left out: CI scripts use them for a toolchain's triple (`--target $TARGET`).
  */
 const HOST_VARIABLE =
-  /^(?:[a-z][\w+.-]*:\/\/|\/\/)?(?:[^@/\s]*@)?\$(?:\{|\((?=[A-Z0-9_]+\)))?((?:[a-z][a-z0-9]*_)*ips?(?:_[a-z0-9]+)*|ip_?addr(?:ess)?|[rl]hosts?|(?:target|remote|victim|attacker)_?(?:host|ip|addr(?:ess)?))[})]?(?::\S*)?(?:\/\S*)?$/i;
+  /^(?:[a-z][\w+.-]*:\/\/|\/\/)?(?:[^@/\s]*@)?\$(?:\{|\((?=[A-Z0-9_]+\)))?((?:[a-z][a-z0-9]*_)*ips?(?:_[a-z0-9]+)*|ip_?addr(?:ess)?|[rl]hosts?|(?:target|remote|victim|attacker)_?(?:host|ip|addr(?:ess)?)|(?:etcd|controller|worker\d*|srv|server|node\d*|master|cisco|router|dc|box|machine|db|api|vm\d*)ips?)[})]?(?::\S*)?(?:\/\S*)?$/i;
 
 /** HOST_VARIABLE, a Makefile's variable upper case as make's are: `$(ip)` in a shell runs `ip`. */
-const hostVariable = (text: string) => HOST_VARIABLE.test(text) && !/\$\([a-z]/.test(text);
+export const hostVariable = (text: string) => HOST_VARIABLE.test(text) && !/\$\([a-z]/.test(text);
 
 /**
  * An upper-case placeholder whose words name an IP address (`EXTERNAL-IP-ADDRESS`, `TARGET_IP`,
@@ -627,7 +627,7 @@ const OUTWARD = /^(publish|deploy|gh-deploy|release|upload|([a-z]+-)?login|destr
  * A code forge's objects (`gh pr`, `glab mr`, `tea issues`) and the verbs that create or change them
  * there, not here; starting a workflow or a pipeline (`gh workflow run`, `glab ci run`) runs its jobs there.
  */
-const FORGE_OBJECT = /^(pr|mr|issues?|gists?|releases?|repo|label|secret|variable|workflow|run|ci|deployments?)$/;
+const FORGE_OBJECT = /^(pr|mr|issues?|epic|sprint|gists?|releases?|repo|label|secret|variable|workflow|run|ci|deployments?)$/;
 const FORGE_CHANGE =
   /^(create|new|merge|comment|review|edit|close|reopen|delete|upload|fork|archive|rename|set|enable|disable|cancel|rerun|run|approve|ready|lock|unlock|transfer|pin|unpin)$/;
 
@@ -899,6 +899,9 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   )
     return danger(st, `${prog} ${sub.text} ${verb.text} reaches past this machine`);
   if (sub && verb && FORGE_OBJECT.test(sub.text) && FORGE_CHANGE.test(verb.text)) danger(st, `${prog} ${sub.text} ${verb.text} reaches past this machine`);
+  // An issue tracker's issues, epics and sprints assigned, moved, linked, cloned or logged against (`jira issue move ISSUE-1 Done`).
+  if (sub && verb && /^(issues?|epic|sprint)$/.test(sub.text) && /^(assign|move|link|unlink|clone|transition|add|remove|worklog)$/.test(verb.text))
+    danger(st, `${prog} ${sub.text} ${verb.text} reaches past this machine`);
   // A deployed app's environment set or removed (`cf set-env APP NAME VALUE`, `heroku config:set`): it changes there.
   if (sub && /^(set-env|unset-env|config:set|config:unset|env:set|env:unset)$/.test(sub.text) && !onlyAsksAbout(args))
     return danger(st, `${prog} ${sub.text} changes a deployed app's environment`);
