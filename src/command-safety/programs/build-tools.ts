@@ -787,11 +787,11 @@ const onlyWith =
   };
 
 /**
+ * What Playwright's CLI given these words installs into the system through sudo, or undefined:
  * `install --with-deps` and `install-deps` install the browsers' system libraries through sudo apt-get;
  * the branded browsers (`install msedge`, `chrome-beta`) are the vendors' packages, installed into /opt
  * through sudo as well, where Chromium, Firefox and WebKit go to the user's own cache.
  */
-/** What Playwright's CLI given these words installs into the system through sudo, or undefined. */
 function playwrightSystemInstall(prog: string, ops: string[], withDeps: boolean): string | undefined {
   if (ops[0] === 'install-deps' || (ops[0] === 'install' && withDeps))
     return `installs system packages through sudo (${prog} ${ops[0]}${ops[0] === 'install' ? ' --with-deps' : ''})`;

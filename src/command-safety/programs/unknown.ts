@@ -899,7 +899,8 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   )
     return danger(st, `${prog} ${sub.text} ${verb.text} reaches past this machine`);
   if (sub && verb && FORGE_OBJECT.test(sub.text) && FORGE_CHANGE.test(verb.text)) danger(st, `${prog} ${sub.text} ${verb.text} reaches past this machine`);
-  // An issue tracker's issues, epics and sprints assigned, moved, linked, cloned or logged against (`jira issue move ISSUE-1 Done`).
+  // An issue tracker's issues, epics and sprints assigned, moved, linked, cloned or logged against (`jira issue move ISSUE-1 Done`);
+  // apart from FORGE_CHANGE, where a repository's `clone` is a download.
   if (sub && verb && /^(issues?|epic|sprint)$/.test(sub.text) && /^(assign|move|link|unlink|clone|transition|add|remove|worklog)$/.test(verb.text))
     danger(st, `${prog} ${sub.text} ${verb.text} reaches past this machine`);
   // A deployed app's environment set or removed (`cf set-env APP NAME VALUE`, `heroku config:set`): it changes there.
