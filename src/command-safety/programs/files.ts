@@ -26,7 +26,7 @@ import {
   type State,
 } from '../state.js';
 import { CREDENTIAL_FILTER, KEY_SHAPE, SECRET_SEARCH } from '../secrets.js';
-import { judgeUnknownProgram } from './unknown.js';
+import { judgeUnknownProgram, TEXT_EDITORS } from './unknown.js';
 
 /** The programs that search files' contents for a pattern. */
 export const TEXT_SEARCHERS: readonly string[] = ['grep', 'egrep', 'fgrep', 'zgrep', 'zegrep', 'zfgrep', 'rg', 'ag', 'ack'];
@@ -437,7 +437,7 @@ export const FILE_RULES: RuleTable = {
     rafind2: binaryReader,
     less: pager,
     more: pager,
-    ...Object.fromEntries(['nano', 'pico', 'micro', 'emacs', 'gedit', 'kate', 'mousepad', 'joe', 'jed', 'mcedit', 'vi', 'vim', 'nvim'].map((p) => [p, editor])),
+    ...Object.fromEntries(TEXT_EDITORS.map((p) => [p, editor])),
     rm: remove,
     rmdir: remove,
     unlink: remove,

@@ -310,6 +310,8 @@ export const signsInOrTargets = (prog: string, args: Word[]): string | undefined
   mailRecipientGiven(prog, args) ??
   paymentCardsGiven(prog, args);
 
+/** The text editors a person opens a file in (files.ts judges what their save writes). */
+export const TEXT_EDITORS = ['nano', 'pico', 'micro', 'emacs', 'gedit', 'kate', 'mousepad', 'joe', 'jed', 'mcedit', 'vi', 'vim', 'nvim'];
 /** A file of payment cards (`cards.txt`, `TestCards.txt`, `my_cards.csv`, `ccs.txt`). */
 const CARD_LIST_FILE = /^(\w*[_-])?(test)?(cards?|ccs?)([_-]\w*)?\.(txt|csv|lst)$/i;
 /**
@@ -318,7 +320,7 @@ const CARD_LIST_FILE = /^(\w*[_-])?(test)?(cards?|ccs?)([_-]\w*)?\.(txt|csv|lst)
  */
 function paymentCardsGiven(prog: string, args: Word[]): string | undefined {
   // An editor or a pager opens the file for a person; it tries nothing.
-  if (/^(nano|pico|micro|emacs|gedit|kate|mousepad|joe|jed|mcedit|vi|vim|nvim|less|more|code)$/.test(prog)) return undefined;
+  if (TEXT_EDITORS.includes(prog) || /^(less|more|code)$/.test(prog)) return undefined;
   const cards = args.find((a) => CARD_LIST_FILE.test(a.text.replace(/^--?[\w-]+=/, '').replace(/^.*\//, '')));
   return cards && `gives ${prog} a list of payment cards to try against shops (${cards.text})`;
 }
