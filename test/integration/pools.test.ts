@@ -49,8 +49,11 @@ const workspaceOf = (tenant: string | undefined): Promise<string> => {
   if (!tenantWorkspaces.has(tenant)) tenantWorkspaces.set(tenant, tempRepo({ 'README.md': `pools of ${tenant}\n` }));
   return tenantWorkspaces.get(tenant)!;
 };
+// Heartbeats go out at most every 0.8 of the timeout, so a short timeout leaves the server little slack:
+// a heartbeat late by a second on a busy dev server would time an attempt out, and its retry would call
+// the provider a second time, which the counts below would take for a wasted call.
 const start = async (model: string, task: string, config: { tenant?: string } & Record<string, unknown> = {}) =>
-  h.start({ id: uid('pool'), task, workspace: await workspaceOf(config.tenant), config: { model, heartbeatTimeoutMs: 5000, ...config } });
+  h.start({ id: uid('pool'), task, workspace: await workspaceOf(config.tenant), config: { model, heartbeatTimeoutMs: 15_000, ...config } });
 const result = async (handle: Awaited<ReturnType<typeof start>>) => await conversationResult(handle);
 
 async function cli(args: string[]) {
@@ -373,7 +376,8 @@ describe('failures', () => {
     await cli(['pool', 'set', 'pool-e', '--concurrency', '1']);
     // The provider holds model-e answers until told otherwise: a worker holds the pool's one slot.
     await control({ model: 'model-e', refuseNext: 0, holdMs: 60_000 });
-    const first = await start('model-e', 'held job');
+    // A short heartbeat timeout: the killed worker's attempt is retried on the other one within seconds.
+    const first = await start('model-e', 'held job', { heartbeatTimeoutMs: 5000 });
     const lease = await until(
       'a lease of pool-e',
       async () => (await h.store.pool.query(`SELECT worker_id FROM pool_leases WHERE pool = 'pool-e'`)).rows[0] as { worker_id: string } | undefined,
