@@ -44,7 +44,15 @@ import { CLOUD_RULES } from './programs/cloud.js';
 import { FILE_RULES, TEXT_SEARCHERS } from './programs/files.js';
 import { GIT_RULES } from './programs/git.js';
 import { INLINE_CODE, inlineOption, interpreterOwnArgs, INTERPRETERS, INTERPRETER_RULES } from './programs/interpreters.js';
-import { DOWNLOADERS, HOST_LAUNCHING_WRAPPERS, launchesOnHosts, NETWORK_RULES, WEB_CLIENT, webExploitUrl } from './programs/network.js';
+import {
+  DOWNLOADERS,
+  HOST_LAUNCHING_WRAPPERS,
+  launchesOnHosts,
+  loopbackWebShellCommand,
+  NETWORK_RULES,
+  WEB_CLIENT,
+  webExploitUrl,
+} from './programs/network.js';
 import { PACKAGE_RULES } from './programs/packages.js';
 import { isWrapperName, SHELLS, unwrap, type Stripped } from './programs/shells.js';
 import { SYSTEM_RULES, watcherKilledThroughPipe } from './programs/system.js';
@@ -210,6 +218,19 @@ const ROOT_SHELL_CODE = /\bset(res|e)?[ug]id\s*\(\s*0\b[^'"]*?\b(system|exec[lv]
 /** A PEM private key, written out (`-----BEGIN RSA PRIVATE KEY-----` and its body) or base64-encoded whole. */
 const PRIVATE_KEY_TEXT =
   /-----BEGIN (RSA |EC |DSA |OPENSSH |ENCRYPTED )?PRIVATE KEY-----\s*\S{20}|LS0tLS1CRUdJTiB(QUklWQVRFIEtFWS0t|SU0EgUFJJVkFURSBLRVkt|FQyBQUklWQVRFIEtFWS0t|PUEVOU1NIIFBSSVZBVEUgS0VZLS0t)/;
+
+/** PHP code that runs a command (`<?php system($_GET['c']); ?>`): a web shell once written where a server serves it. */
+const PHP_COMMAND_CODE = /<\?php[^?]*\b(system|shell_exec|passthru|exec|popen|proc_open)\s*\(/i;
+/** A word's URL-decoded text (`+` a blank, `%26` an ampersand), when it holds any escape; undefined when none or malformed. */
+function urlDecoded(text: string): string | undefined {
+  if (!/%[0-9A-Fa-f]{2}/.test(text)) return undefined;
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    return undefined;
+  }
+}
+
 const DISGUISED_AS_DATA = /\.(jpe?g|png|gif|bmp|ico|webp|pdf|docx?|xlsx?|pptx?|mp[34]|wav)$/i;
 
 const ATTACK_WORDLIST = /(^|[/=])(rockyou[\w.-]*|usr\/share\/(wordlists|seclists)\/\S*|seclists\/\S+)$/i;
@@ -1705,6 +1726,11 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   const asUrl = (t: string) => (WEB_CLIENT.test(prog) && /^[\w-]+(\.[\w-]+)+(:\d+)?[/?]/.test(t) ? `http://${t}` : t);
   const exploit = args.map((a) => webExploitUrl(asUrl(a.text))).find((why) => why !== undefined);
   if (exploit) danger(st, exploit);
+  if (WEB_CLIENT.test(prog))
+    for (const a of args) {
+      const ran = loopbackWebShellCommand(asUrl(a.text));
+      if (ran !== undefined) analyzeNested(ran, st, true);
+    }
   // A file named as an image or a document run as a program (`./triple.jpg`, `java -jar triple.jpg`,
   // `sh cover.pdf`): a polyglot, a program disguised so that its name passes for data.
   const runTarget = DISGUISED_AS_DATA.test(words[0]!.text)
@@ -1730,11 +1756,12 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   else if (
     runTarget !== undefined &&
     (EXPLOIT_DB_SCRIPT.test(runTarget) ||
-      (/(^|[/_.-])(exploit|rce|poc\d*|cve-\d{4}-\d+)([_.-][\w.-]*)?\.(py|sh|rb|pl|js|php|go)$/i.test(runTarget) &&
+      (/(^|[/_.-])(exploit|rce|poc\d*|cve[-_]\d{4}[-_]\d+)([_.-][\w.-]*)?\.(py|sh|rb|pl|js|php|go)$/i.test(runTarget) &&
         !/gen/i.test(runTarget) &&
         scriptArgs.length > 0)) &&
-    // Asked for help, or to write its payload into a file here (`--generate`, `--output poisoned.png`), it attacks nothing.
-    !scriptArgs.some((a) => /^(--dry-run|-h|--help|--version|-g|--generate|-o|--output)(=|$)/.test(a.text))
+    // Asked for help, or to write its payload into a file here (`--generate`, `--output poisoned.png`), it attacks nothing;
+    // `-o 1` picks one of its modes, not a file.
+    !scriptArgs.some((a, k) => /^(--dry-run|-h|--help|--version|-g|--generate|-o|--output)(=|$)/.test(a.text) && !/^\d+$/.test(scriptArgs[k + 1]?.text ?? ''))
   )
     danger(st, `runs a script named for an exploit (${runTarget})`);
   // A script named for flashing (`./flash.py`, `./flash_esp32.sh`) writes firmware onto the attached board,
@@ -1763,6 +1790,12 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   );
   if (shellText && !SHELLS.has(prog) && prog !== 'eval' && (!/^(echo|printf)$/.test(prog) || writesFile))
     danger(st, `writes or hands over a reverse shell, which gives another machine this one's shell (${prog})`);
+  // A form's data URL-encoded (`-d "ip=1.1.1.1+%26%26+bash+-i+%3E%26+%2Fdev%2Ftcp%2F…"`) carries the same
+  // injection once the server decodes it: a reverse shell, or PHP code that runs commands written into a page.
+  if (WEB_CLIENT.test(prog)) {
+    const injected = args.map((a) => urlDecoded(a.text)).find((t) => t !== undefined && (REVERSE_SHELL_TEXT.test(t) || PHP_COMMAND_CODE.test(t)));
+    if (injected) danger(st, `sends an injected reverse shell or web shell, URL-encoded in its data (${prog})`);
+  }
   // A private key written out in the command, as PEM or base64-encoded PEM: the secret is in the text,
   // and what it is given to uses it. A search for the header (`grep -rn 'BEGIN PRIVATE KEY' src/`) holds no key.
   if (!TEXT_SEARCHERS.includes(prog) && args.some((a) => PRIVATE_KEY_TEXT.test(a.text))) danger(st, `holds a private key written out in the command (${prog})`);

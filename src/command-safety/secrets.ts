@@ -354,7 +354,9 @@ export function printsCredential(prog: string, args: Word[]): string | undefined
   const line = args.map((a) => a.text).join(' ');
   if (re?.test(line)) return `prints a credential (${prog} ${line})`;
   if (CREDENTIAL_HELPER.test(prog) && /^(get|list)$/.test(args[0]?.text ?? '')) return `prints a stored login (${prog} ${args[0]!.text})`;
-  const dotenv = FILE_PRINTERS.test(prog) ? args.find((a) => !a.text.startsWith('-') && DOTENV.test(a.text)) : undefined;
+  // A search prints the lines of the file that match (`grep APP_KEY /var/www/app/.env`): its first operand is the pattern.
+  const searched = /^(grep|egrep|fgrep|rg|ag)$/.test(prog) ? args.filter((a) => !a.text.startsWith('-')).slice(1) : undefined;
+  const dotenv = (searched ?? (FILE_PRINTERS.test(prog) ? args : [])).find((a) => !a.text.startsWith('-') && DOTENV.test(a.text));
   if (dotenv) return `prints the project's secrets file (${prog} ${dotenv.text})`;
   const key = FILE_PRINTERS.test(prog)
     ? args.find((a) => !a.text.startsWith('-') && KEY_FILE.test(a.text) && !/example|sample|template/i.test(a.text))

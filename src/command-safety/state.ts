@@ -54,12 +54,15 @@ export interface State {
  * followed by a path or nothing.
  */
 const CI_WORKSPACE =
-  /^"?\$(\{(GITHUB_WORKSPACE|CI_PROJECT_DIR|WORKSPACE)\}|(GITHUB_WORKSPACE|CI_PROJECT_DIR|WORKSPACE)(?![\w])|\{\{\s*github\.workspace\s*\}\})/;
-/** The shell's name for the current directory (`${PWD}/docker-data`, `$(pwd)/out`), and a Makefile's (`$(PWD)/static`, `$(CURDIR)/out`), where it can be followed. */
-const CURRENT_DIRECTORY = /^"?(\$\{PWD\}|\$PWD(?![\w])|\$\(pwd\)|\$\((PWD|CURDIR)\))/;
+  /^"?\$(\{(GITHUB_WORKSPACE|CI_PROJECT_DIR|WORKSPACE)\}|(GITHUB_WORKSPACE|CI_PROJECT_DIR|WORKSPACE)(?![\w])|\{\{\s*github\.workspace\s*\}\}|\((abs_)?top_(build|src)dir\))/;
+/**
+ * The shell's name for the current directory (`${PWD}/docker-data`, `$(pwd)/out`), and a Makefile's (`$(PWD)/static`,
+ * `$(CURDIR)/out`, Automake's `$(builddir)` and `$(srcdir)`), where it can be followed. Automake's `$(top_builddir)` is the tree's top.
+ */
+const CURRENT_DIRECTORY = /^"?(\$\{PWD\}|\$PWD(?![\w])|\$\(pwd\)|\$\((PWD|CURDIR|(abs_)?(build|src)dir)\))/;
 /**
  * Build conventions' variables for a toolchain's programs (haskell-ci's `$CABAL` and `$HC`, make's
- * `$CC` and `$CXX`, make's `$(RM)`, which is `rm -f`, and `$(SHELL)`, a shell like the user's `$SHELL`):
+ * `$CC` and `$CXX`, make's `$(RM)`, which is `rm -f`, Automake's `$(MKDIR_P)`, which is `mkdir -p`, and `$(SHELL)`, a shell like the user's `$SHELL`):
  * they run that program, and are judged as it is.
  */
 export const TOOLCHAIN_VARIABLES: Readonly<Record<string, string>> = {
@@ -72,6 +75,7 @@ export const TOOLCHAIN_VARIABLES: Readonly<Record<string, string>> = {
   GO: 'go',
   SHELL: 'sh',
   RM: 'rm',
+  MKDIR_P: 'mkdir',
 };
 /** The shell's builtins that give a variable a value (or take it away) without `NAME=`. */
 const DECLARES = 'export|declare|typeset|readonly|local|read|for|unset';
@@ -265,7 +269,7 @@ const HOME_PLACE =
  * desktop or of the home's programs. A script's `$SYSCONFDIR` is the system's configuration directory by the same convention.
  */
 export const MAKE_INSTALL_DIR =
-  /^"?\$[({](PREFIX|EXEC_PREFIX|BINDIR|SBINDIR|LIBDIR|LIB_DIR|MANDIR|MAN_DIR|MAN1DIR|DOCDIR|DOC_DIR|DATADIR|DATA_DIR|SHAREDIR|SHARE_DIR|SHARE|SYSCONFDIR|INCLUDEDIR|INSTALL_PATH|INSTALL_DIR|INSTALLDIR|INSTALL_PREFIX|GOBIN|prefix|exec_prefix|bindir|sbindir|libdir|libexecdir|datadir|datarootdir|mandir|docdir|sysconfdir|includedir)[)}](\/|"?$|\$[({])|^"?\$[({](MODDESTDIR|STAGINGMODDIR|INSTALL_MOD_PATH)[)}]|^"?\$(SYSCONFDIR|sysconfdir)(\/|"?$)/;
+  /^"?\$[({](PREFIX|EXEC_PREFIX|BINDIR|SBINDIR|LIBDIR|LIB_DIR|MANDIR|MAN_DIR|MAN1DIR|DOCDIR|DOC_DIR|DATADIR|DATA_DIR|SHAREDIR|SHARE_DIR|SHARE|SYSCONFDIR|INCLUDEDIR|INSTALL_PATH|INSTALL_DIR|INSTALLDIR|INSTALL_PREFIX|GOBIN|prefix|exec_prefix|bindir|sbindir|libdir|libexecdir|datadir|datarootdir|mandir|man\d?dir|docdir|htmldir|pdfdir|infodir|localedir|sysconfdir|includedir|localstatedir|runstatedir|sharedstatedir|pkgdatadir|pkglibdir|pkglibexecdir|pkgincludedir)[)}](\/|"?$|\$[({])|^"?\$[({](MODDESTDIR|STAGINGMODDIR|INSTALL_MOD_PATH)[)}]|^"?\$(SYSCONFDIR|sysconfdir)(\/|"?$)/;
 
 /**
  * An installed toolchain's home, by the variable its tools find it by (`$JAVA_HOME/lib`, `$GOROOT/src`,
@@ -273,6 +277,12 @@ export const MAKE_INSTALL_DIR =
  */
 const TOOLCHAIN_HOME =
   /^"?\$\{?(JAVA_HOME|JRE_HOME|GOROOT|ANDROID_HOME|ANDROID_SDK_ROOT|ANDROID_NDK_HOME|ANDROID_NDK_ROOT|CATALINA_HOME|HADOOP_HOME|SPARK_HOME|M2_HOME|MAVEN_HOME|GRADLE_HOME|RUSTUP_HOME|FLUTTER_ROOT|DOTNET_ROOT)\}?"?(\/|$)/;
+
+/**
+ * A snap's writable directories by the variables snapd gives its hooks and services: `$SNAP_DATA` and
+ * `$SNAP_COMMON` under /var/snap, the machine's; `$SNAP_USER_DATA` and `$SNAP_USER_COMMON` under the home's ~/snap.
+ */
+const SNAP_PLACE = /^"?\$\{?SNAP_(USER_)?(DATA|COMMON)\}?"?(\/|$)/;
 
 /** A Windows variable naming the user's profile (captured) or the machine's program, data and system directories. */
 export const WINDOWS_PLACE =
@@ -285,6 +295,8 @@ export function classify(w: Word | string, st: State): { cls: PathClass; abs?: s
   // A name that begins with a quoted `$` (`'$HOME'`) is a file of that name here, not the variable's place.
   if (typeof w !== 'string' && w.literalDollar) return classify(`./${t}`, st);
   if ((!tildeIsName && /^~([A-Za-z_][\w.-]*)?(\/|$|[{*?[])/.test(t)) || HOME_PLACE.test(t)) return { cls: 'home' };
+  const snap = SNAP_PLACE.exec(t);
+  if (snap) return snap[1] ? { cls: 'home' } : { cls: 'outside', abs: '/var/snap' };
   const inWorkspace = workspaceVariablePath(t, st);
   if (inWorkspace !== undefined) return classify(inWorkspace, st);
   // Where any of the paths it may print lies outside the workspace, so does the word.

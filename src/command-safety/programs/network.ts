@@ -139,8 +139,10 @@ export function webExploitUrl(text: string): string | undefined {
   const rest = url[2]!;
   if (PHP_WRAPPER.test(rest)) return `asks a web application to read or run through PHP's stream wrappers (${text})`;
   if (SYSTEM_PATH_PARAMETER.test(text)) return `asks a web application to include a system file or log (${text})`;
-  if (WEB_SHELL_PARAMETER.test(rest)) return `tells a web shell on another host what to run (${text})`;
-  if (WEB_SHELL_FILE.test(rest)) return `asks for a web shell planted on a server, which runs it (${text})`;
+  // A web shell of this machine's own test service runs its command here: that command is judged instead.
+  const here = loopbackWebShellCommand(text) !== undefined;
+  if (WEB_SHELL_PARAMETER.test(rest) && !here) return `tells a web shell on another host what to run (${text})`;
+  if (WEB_SHELL_FILE.test(rest) && !here) return `asks for a web shell planted on a server, which runs it (${text})`;
   const decoded = decodedUrl(rest);
   if (SQL_INJECTION.test(decoded)) return `sends SQL for a web application to splice into its queries, SQL injection (${text})`;
   // curl's globbing makes a URL's braces literal only when escaped (`\{\{4*4\}\}`): the server gets them bare.
@@ -153,6 +155,18 @@ export function webExploitUrl(text: string): string | undefined {
   if (JAVA_CODE.test(decoded)) return `sends Java code for the server to run (${text})`;
   if (FIREBASE_DATA.test(rest)) return `reads a Firebase project's database or stored files through its REST API (${text})`;
   return undefined;
+}
+
+/** The command a URL hands a web shell on loopback (`http://localhost:8080/shell.jsp?cmd=cat%20/etc/issue`), decoded; else undefined. */
+export function loopbackWebShellCommand(text: string): string | undefined {
+  const url = /^https?:\/\/([^/?#\s]*)(.*)$/is.exec(text.replace(/\\([?=&])/g, '$1'));
+  if (!url || !LOOPBACK.test(url[1]!.replace(/^[^@]*@/, '')) || !WEB_SHELL_PARAMETER.test(url[2]!)) return undefined;
+  const value = /[?&](?:c|cmd|command|exec|execute|run|shell|sh)=([^&#]*)/i.exec(url[2]!)?.[1] ?? '';
+  try {
+    return decodeURIComponent(value.replace(/\+/g, ' '));
+  } catch {
+    return undefined;
+  }
 }
 
 /** Programs that download data (and so may feed a shell, an interpreter or chmod). */
@@ -536,9 +550,16 @@ const sendsToHost: Rule = ({ prog, args, st }) => {
   const hostOption = prog === 'whois' || /^(cancel|lp|lpr|lpq|lprm|lpstat)$/.test(prog);
   // A host named by its loopback name or address (`lpr -H localhost`) is this machine's own print server.
   const host = (k: number) => (/^(-h|-H)$|^--host$/.test(args[k]!.text) ? args[k + 1]?.text : args[k]!.text.replace(/^(-h|-H|--host=?)/, ''));
-  const namesOtherHost = (k: number) => /^(-h|-H|--host)/.test(args[k]!.text) && !namesThisMachine(host(k) ?? '');
-  if (hostOption ? args.some((_, k) => namesOtherHost(k)) : prog !== 'finger' || args.some((a) => a.text.includes('@')))
+  // CUPS' clients take a local socket's path for a host too (`lpstat -h /var/snap/cups/common/run/cups.sock`).
+  const namesOtherHost = (k: number) => /^(-h|-H|--host)/.test(args[k]!.text) && !namesThisMachine(host(k) ?? '') && !(host(k) ?? '').startsWith('/');
+  if (hostOption ? args.some((_, k) => namesOtherHost(k)) : prog !== 'finger' || args.some((a) => a.text.includes('@'))) {
     danger(st, `sends data to a host the command names (${prog})`);
+    return;
+  }
+  // A job sent to the default printer is printed, on paper, wherever the machine's print server sends it;
+  // one sent to a print server named on loopback is a test's.
+  if (/^(lp|lpr)$/.test(prog) && !args.some((a) => /^(-h|-H|--host)/.test(a.text)) && operands(args, /^-[odnqPt]$/).length > 0)
+    danger(st, `prints a file on the machine's default printer (${prog})`);
 };
 
 /** A name whose first label is an expansion, under at least two fixed labels (`$i.d.evil.example`, `${x}.evil.com.`). */
