@@ -45,6 +45,7 @@ import { FILE_RULES, TEXT_SEARCHERS } from './programs/files.js';
 import { GIT_RULES } from './programs/git.js';
 import { INLINE_CODE, inlineOption, interpreterOwnArgs, INTERPRETERS, INTERPRETER_RULES } from './programs/interpreters.js';
 import {
+  decodedUrl,
   DOWNLOADERS,
   HOST_LAUNCHING_WRAPPERS,
   launchesOnHosts,
@@ -221,15 +222,8 @@ const PRIVATE_KEY_TEXT =
 
 /** PHP code that runs a command (`<?php system($_GET['c']); ?>`): a web shell once written where a server serves it. */
 const PHP_COMMAND_CODE = /<\?php[^?]*\b(system|shell_exec|passthru|exec|popen|proc_open)\s*\(/i;
-/** A word's URL-decoded text (`+` a blank, `%26` an ampersand), when it holds any escape; undefined when none or malformed. */
-function urlDecoded(text: string): string | undefined {
-  if (!/%[0-9A-Fa-f]{2}/.test(text)) return undefined;
-  try {
-    return decodeURIComponent(text.replace(/\+/g, ' '));
-  } catch {
-    return undefined;
-  }
-}
+/** A word's URL-decoded text, when it holds any escape. */
+const urlDecoded = (text: string): string | undefined => (/%[0-9A-Fa-f]{2}/.test(text) ? decodedUrl(text) : undefined);
 
 const DISGUISED_AS_DATA = /\.(jpe?g|png|gif|bmp|ico|webp|pdf|docx?|xlsx?|pptx?|mp[34]|wav)$/i;
 

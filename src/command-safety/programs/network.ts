@@ -105,7 +105,8 @@ const SQL_INJECTION =
  */
 const TEMPLATE_INJECTION =
   /\{\{\s*\d+\s*\*\s*\d+\s*\}\}|\$\{\s*\d+\s*\*\s*\d+\s*\}|<%=?\s*\d+\s*\*\s*\d+\s*%>|#\{\s*\d+\s*\*\s*\d+\s*\}|\{\{[^}]*(config|self\.|__class__|__globals__|cycler|lipsum|request\.application)/i;
-const decodedUrl = (text: string) => {
+/** A URL's or a form's text decoded (`+` a blank, `%26` an ampersand); malformed escapes are kept as they are. */
+export const decodedUrl = (text: string) => {
   try {
     return decodeURIComponent(text.replace(/\+/g, ' '));
   } catch {
@@ -161,12 +162,7 @@ export function webExploitUrl(text: string): string | undefined {
 export function loopbackWebShellCommand(text: string): string | undefined {
   const url = /^https?:\/\/([^/?#\s]*)(.*)$/is.exec(text.replace(/\\([?=&])/g, '$1'));
   if (!url || !LOOPBACK.test(url[1]!.replace(/^[^@]*@/, '')) || !WEB_SHELL_PARAMETER.test(url[2]!)) return undefined;
-  const value = /[?&](?:c|cmd|command|exec|execute|run|shell|sh)=([^&#]*)/i.exec(url[2]!)?.[1] ?? '';
-  try {
-    return decodeURIComponent(value.replace(/\+/g, ' '));
-  } catch {
-    return undefined;
-  }
+  return decodedUrl(/[?&](?:c|cmd|command|exec|execute|run|shell|sh)=([^&#]*)/i.exec(url[2]!)?.[1] ?? '');
 }
 
 /** Programs that download data (and so may feed a shell, an interpreter or chmod). */
