@@ -41,7 +41,7 @@ import {
 } from './state.js';
 import { ARGUMENT_JUDGED, BUILD_TOOL_RULES, outwardTarget } from './programs/build-tools.js';
 import { CLOUD_RULES } from './programs/cloud.js';
-import { FILE_RULES, TEXT_SEARCHERS } from './programs/files.js';
+import { FILE_RULES } from './programs/files.js';
 import { GIT_RULES } from './programs/git.js';
 import { INLINE_CODE, inlineOption, interpreterOwnArgs, INTERPRETERS, INTERPRETER_RULES } from './programs/interpreters.js';
 import {
@@ -104,6 +104,7 @@ import {
   namesHomePath,
   namesSecretPlace,
   printsCredential,
+  TEXT_SEARCHERS,
 } from './secrets.js';
 
 export interface CommandCheck {

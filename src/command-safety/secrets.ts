@@ -321,6 +321,9 @@ const LITERAL_CREDENTIAL =
   /(^|[^\w])(gh[pousr]_[A-Za-z0-9]{30,40}|github_pat_\w{22,}|glpat-[\w-]{20,}|xox[abpr]-[\w-]{10,}|npm_[A-Za-z0-9]{30,40}|sk-(proj-)?[\w-]{32,}|(AKIA|ASIA)[0-9A-Z]{16})(?![\w])/;
 export const holdsLiteralCredential = (text: string) => LITERAL_CREDENTIAL.test(text) && !/EXAMPLE|X{8}/.test(text);
 
+/** The programs that search files' contents for a pattern. */
+export const TEXT_SEARCHERS: readonly string[] = ['grep', 'egrep', 'fgrep', 'zgrep', 'zegrep', 'zfgrep', 'rg', 'ag', 'ack'];
+
 /** Programs that print a whole file, or encode it for printing. */
 export const FILE_PRINTERS = /^(cat|head|tail|less|more|strings|base64|xxd|od|tac|nl|bat|batcat|jq|yq)$/;
 /**
@@ -355,7 +358,7 @@ export function printsCredential(prog: string, args: Word[]): string | undefined
   if (re?.test(line)) return `prints a credential (${prog} ${line})`;
   if (CREDENTIAL_HELPER.test(prog) && /^(get|list)$/.test(args[0]?.text ?? '')) return `prints a stored login (${prog} ${args[0]!.text})`;
   // A search prints the lines of the file that match (`grep APP_KEY /var/www/app/.env`): its first operand is the pattern.
-  const searched = /^(grep|egrep|fgrep|rg|ag)$/.test(prog) ? args.filter((a) => !a.text.startsWith('-')).slice(1) : undefined;
+  const searched = TEXT_SEARCHERS.includes(prog) ? args.filter((a) => !a.text.startsWith('-')).slice(1) : undefined;
   const dotenv = (searched ?? (FILE_PRINTERS.test(prog) ? args : [])).find((a) => !a.text.startsWith('-') && DOTENV.test(a.text));
   if (dotenv) return `prints the project's secrets file (${prog} ${dotenv.text})`;
   const key = FILE_PRINTERS.test(prog)

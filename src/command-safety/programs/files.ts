@@ -25,11 +25,8 @@ import {
   type RuleTable,
   type State,
 } from '../state.js';
-import { CREDENTIAL_FILTER, KEY_SHAPE, SECRET_SEARCH } from '../secrets.js';
+import { CREDENTIAL_FILTER, KEY_SHAPE, SECRET_SEARCH, TEXT_SEARCHERS } from '../secrets.js';
 import { judgeUnknownProgram, TEXT_EDITORS } from './unknown.js';
-
-/** The programs that search files' contents for a pattern. */
-export const TEXT_SEARCHERS: readonly string[] = ['grep', 'egrep', 'fgrep', 'zgrep', 'zegrep', 'zfgrep', 'rg', 'ag', 'ack'];
 
 const remove: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
