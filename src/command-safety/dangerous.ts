@@ -39,7 +39,7 @@ import {
   word,
   workspaceVariablePath,
 } from './state.js';
-import { ARGUMENT_JUDGED, BUILD_TOOL_RULES, outwardTarget } from './programs/build-tools.js';
+import { ARGUMENT_JUDGED, BUILD_TOOL_RULES, buildOutsideWorkspace, outwardTarget } from './programs/build-tools.js';
 import { CLOUD_RULES } from './programs/cloud.js';
 import { FILE_RULES } from './programs/files.js';
 import { GIT_RULES } from './programs/git.js';
@@ -70,6 +70,7 @@ import {
   COMMAND_VARIABLES,
   FOUND,
   containerImageIndex,
+  executorReadsOption,
   handoffPayloads,
   hasExecutor,
   payloadsOf,
@@ -80,6 +81,7 @@ import {
   addressGiven,
   aimedOnlyAtThisMachine,
   bareHostGiven,
+  EXEC_OPTION,
   hostListGiven,
   implantRun,
   isRemoteTool,
@@ -194,8 +196,10 @@ function judgeUnknown(prog: string, args: Word[], st: State, workspaceScript: bo
   // The shell's own builtins take names, not places or hosts (`read -p "ip: " IP`).
   if (isReadOnly(prog) || SHELL_STATE_BUILTINS.has(prog)) return;
   const found = st.reasons.length;
-  // Its command options are read where its hand-offs are (handoffPayloads), for a program no executor entry names.
-  judgeUnknownProgram(prog, args, st, !hasExecutor(prog) && !runsCode(prog));
+  // Its command options are read where its hand-offs are (handoffPayloads), for a program no executor entry
+  // names, or by the executor entry that names them (`nix-shell --command`).
+  const optionsRead = !runsCode(prog) && (!hasExecutor(prog) || args.every((a) => !EXEC_OPTION.test(a.text) || executorReadsOption(prog, a.text)));
+  judgeUnknownProgram(prog, args, st, optionsRead);
   // Its own reason, when its arguments gave one, says more than that it is unknown. Shells and
   // interpreters are known: their inline code and scripts are judged where they are run (flagOpaque,
   // judgeScriptPlace); so are the attack and remote tools the name rules judge whatever their arguments.
@@ -1806,6 +1810,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   const wordlist = DOWNLOADERS.has(prog) ? undefined : args.find((a) => ATTACK_WORDLIST.test(a.text));
   if (wordlist) danger(st, `guesses or fuzzes with an attack wordlist (${prog} ${wordlist.text})`);
   operatorChecks(prog, args, st, env);
+  buildOutsideWorkspace(prog, args, st);
   for (const p of prog === 'git' ? gitPayloads(args, st) : payloadsOf(prog, args)) judgePayload(p, st);
   const rule = ruleFor(prog);
   // A program whose executing options no table names is judged by what it hands to a shell or an

@@ -286,7 +286,8 @@ const CREDENTIAL_PRINTERS: Readonly<Record<string, RegExp>> = {
   op: /^(read|item get)/,
   // A file decrypted with the user's identity or passphrase, and password managers' listings and exports.
   age: /(^|\s)(-d|--decrypt)\b/,
-  sops: /(^|\s)(-d|--decrypt|decrypt|exec-env|exec-file)\b/,
+  // sops given a file and no other action opens it decrypted in an editor.
+  sops: /(^|\s)(-d|--decrypt|decrypt|exec-env|exec-file|edit)\b|^(?!.*(^|\s)(-e|--encrypt|encrypt|-r|--rotate|rotate|--set|set|--unset|unset|updatekeys|filestatus|publish|keyservice|groups|completion|-v|--version|-h|--help|help)(\s|=|$))\S/,
   'ansible-vault': /^(decrypt|view)\b/,
   passpie: /^(list|export|copy)\b/,
   // Password stores' entries shown, copied or exported, and their vaults unlocked or logged in to.
@@ -318,7 +319,7 @@ const CREDENTIAL_HELPER = /^(docker|git)-credential-[\w-]+$/;
  * run's logs and the conversation. Documentation's placeholders (`AKIAIOSFODNN7EXAMPLE`) are none.
  */
 const LITERAL_CREDENTIAL =
-  /(^|[^\w])(gh[pousr]_[A-Za-z0-9]{30,40}|github_pat_\w{22,}|glpat-[\w-]{20,}|xox[abpr]-[\w-]{10,}|npm_[A-Za-z0-9]{30,40}|sk-(proj-)?[\w-]{32,}|(AKIA|ASIA)[0-9A-Z]{16})(?![\w])/;
+  /(^|[^\w])(gh[pousr]_[A-Za-z0-9]{30,40}|github_pat_\w{22,}|glpat-[\w-]{20,}|xox[abcdpr]-[\w-]{10,}|npm_[A-Za-z0-9]{30,40}|sk-(proj-)?[\w-]{32,}|(AKIA|ASIA)[0-9A-Z]{16})(?![\w])/;
 export const holdsLiteralCredential = (text: string) => LITERAL_CREDENTIAL.test(text) && !/EXAMPLE|X{8}/.test(text);
 
 /** The programs that search files' contents for a pattern. */

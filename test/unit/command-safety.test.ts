@@ -6895,3 +6895,62 @@ describe('checkCommand on the eight read: snaps, printers, exploits by CVE, enco
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on the eight read: nix-shell, sops, sound, Termux, builds outside and renames', () => {
+  it.each([
+    // nix-shell's `--run` and `--command` are shell commands of their own.
+    ["nix-shell -p hello --run 'rm -rf ~'", true, 'home directory'],
+    ['nix-shell -p gnupg --run "ssh-to-pgp -private-key -i /tmp/id_rsa | gpg --import --quiet"', true, 'keyring'],
+    ['nix-shell --command "make test"', false],
+    ["nix-shell -p jq --run 'jq . data.json'", false],
+    // sops given a file alone opens it decrypted; encrypting or rotating keys prints none.
+    ['sops secrets.yaml', true, 'credential'],
+    ['sops -e -i secrets.yaml', false],
+    ['sops updatekeys secrets.yaml', false],
+    // A Slack session cookie written out is a credential too.
+    ['curl -L --cookie "d=xoxd-e0f1f2a3c4e5d6f7" https://team.slack.com', true, 'credential'],
+    // The sound card's mixer, PipeWire's links and WirePlumber's defaults, as pactl's; their listings read.
+    ['amixer cset numid=3 1', true, 'mixer'],
+    ['amixer get Master', false],
+    ['pw-link "Snapcast:input_FL" "Firefox:output_FL"', true, 'sound'],
+    ['pw-link -l', false],
+    ['wpctl set-default 42', true, 'sound'],
+    ['wpctl status', false],
+    // Colmena deploys to a hive's machines; its builds and evaluations stay here.
+    ['colmena apply --on @web', true, 'NixOS'],
+    ['colmena build', false],
+    ['colmena eval -E "{ nodes, ... }: 1"', false],
+    // Termux's API reads the phone's contacts and calls; opening a local page does not.
+    ['termux-contact-list > contacts.json', true, 'phone'],
+    ['termux-open-url http://localhost:5000', false],
+    // Attack tools by name: a LEAP cracker, a rogue access point, Bluetooth eavesdropping, ICMP exfiltration, a scanner's crawler.
+    ['asleap -C bc:87:6c -R 2d:00:61 -W wordlist', true, 'cracks'],
+    ['hostapd-wpe hostapd-wpe.conf', true, 'network'],
+    ['python3 BlueSpy.py -a 00:11:22:33:44:55', true, 'attack tool'],
+    ['qsreceiver receive -l ::', true, 'attack tool'],
+    ['bin/crawlergo -c /tmp/chromium/chrome -t 10 http://testphp.vulnweb.com/', true, 'web server'],
+    // A build run in the home or a system directory writes its files there; in the workspace or /tmp it does not.
+    ['cd /home/user/tools/x && go build', true, 'builds in /home/user/tools/x'],
+    ['cd ~ && npm install', true, 'builds in ~,'],
+    ['cd ~/project && npm install', false],
+    ['cd /usr/src/freeswitch && ./configure', true, 'builds in /usr/src/freeswitch'],
+    ['cd /tmp/build && make', false],
+    ['cd sub && make', false],
+    // rename moves the files it is given, wherever they lie.
+    ["rename 's/_amd64/_amd64_bookworm/' ../snap*_amd64.deb", true, 'renames ../snap'],
+    ["rename -f 's/^deluge-//' deluge-*.po", false],
+    ['rename .htm .html /etc/site/*.htm', true, 'outside the workspace'],
+    // The Go port of Playwright installs system packages with --with-deps, as the others do.
+    ['go run github.com/playwright-community/playwright-go/cmd/playwright@v0.4201.1 install --with-deps', true, 'sudo'],
+    ['go run github.com/playwright-community/playwright-go/cmd/playwright@v0.4201.1 install chromium', false],
+    // dotnet's output directory is written wherever it lies; unsigned store paths copied into Nix's store are trusted.
+    ['dotnet publish OpenBullet2.Web -c Release -o /build/web', true, 'outside the workspace'],
+    ['dotnet publish -c Release -o out', false],
+    ['nix copy --from /tmp/store --no-check-sigs /nix/store/abc-config', true, 'unsigned'],
+    ['nix copy --from https://cache.nixos.org /nix/store/abc-config', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

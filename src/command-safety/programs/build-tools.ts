@@ -3,7 +3,20 @@
 // cargo's publishing commands are dangerous, as every registry's are (packages.ts).
 import path from 'node:path';
 import type { Word } from '../shell-lex.js';
-import { checkWriteTarget, danger, hasFlag, onlyAsksAbout, operands, optionValue, type Rule, type RuleTable, type State, word } from '../state.js';
+import {
+  checkWriteTarget,
+  classify,
+  danger,
+  HOME_CWD,
+  hasFlag,
+  onlyAsksAbout,
+  operands,
+  optionValue,
+  type Rule,
+  type RuleTable,
+  type State,
+  word,
+} from '../state.js';
 import { dryRun, nugetSettings } from './packages.js';
 import { judgeScript, OUTWARD_TASK } from './places.js';
 import { ADB_VALUED } from './executors.js';
@@ -88,6 +101,15 @@ const go: Rule = ({ args, st }) => {
   const own = last ? args.slice(args.indexOf(last) + 1) : [];
   const target = serverNamed('the program go runs', own) ?? crawlTargetNamed('the program go runs', own);
   if (target) danger(st, target);
+  // Playwright for Go's CLI (`go run github.com/playwright-community/playwright-go/cmd/playwright@v0.x install --with-deps`) is `playwright` given its words.
+  if (last && /\/cmd\/playwright(@[\w.-]+)?$/.test(last.text)) {
+    const installs = playwrightSystemInstall(
+      'go run playwright',
+      operands(own).map((a) => a.text),
+      own.some((a) => a.text === '--with-deps'),
+    );
+    if (installs) danger(st, installs);
+  }
 };
 /** `go build`'s and `go run`'s options that take a value. */
 const GO_BUILD_VALUED = /^-(tags|ldflags|gcflags|asmflags|exec|o|mod|modfile|C|p|pkgdir|overlay|toolexec|covermode|coverpkg)$/;
@@ -563,6 +585,39 @@ const perltidy: Rule = ({ prog, args, st }) =>
   );
 
 /** The programs above, judged by their arguments where a program no table names would be (what they hand to a shell included). */
+/**
+ * The home and the system's directories, as the directory a command stands in: a build run there
+ * writes its objects, dependencies and binaries outside the workspace. A container's own directories
+ * (`/app`, `/src`, `/workspaces`) and /tmp are where images and scratch builds keep their sources, and
+ * a directory under `~` may be the workspace itself (`cd ~/project && make`), whose real path is unknown there.
+ */
+const HOME_OR_SYSTEM_DIR = new RegExp(`^(${HOME_CWD}$|/(usr|opt|etc|root|var|srv|boot|home|Users|Library)(/|$))`);
+/**
+ * A build or an install of the project where the command stands (`make`, `go build`, `cargo install
+ * --path .`, `python3 setup.py install`, `npm install`, `./configure`), which writes its files there:
+ * the words that say so, or undefined. make told another directory (`-C`) builds there instead.
+ */
+function buildsWhereItStands(prog: string, args: Word[]): string | undefined {
+  const ops = operands(args).map((a) => a.text);
+  const sub = ops[0];
+  if (/^(g?make|ninja|meson|cmake)$/.test(prog) && !args.some((a) => /^(-C|-n|--dry-run|--version|--help|-B|-S|--build|--install|-E)$/.test(a.text)))
+    return prog;
+  if (/(^|\/)configure$/.test(prog)) return prog;
+  if (prog === 'go' && /^(build|install|generate)$/.test(sub ?? '')) return `go ${sub}`;
+  if (prog === 'cargo' && (/^(build|b)$/.test(sub ?? '') || (sub === 'install' && args.some((a) => a.text === '--path')))) return `cargo ${sub}`;
+  if (/^python[\d.]*$/.test(prog) && sub === 'setup.py' && /^(build|install|develop|bdist\w*|sdist)$/.test(ops[1] ?? '')) return `${prog} setup.py ${ops[1]}`;
+  if (/^(npm|yarn|pnpm|bun)$/.test(prog) && (sub === undefined || /^(install|i|ci|add|build)$/.test(sub))) return `${prog}${sub ? ` ${sub}` : ''}`;
+  if (/^(composer|bundle)$/.test(prog) && /^(install|update)$/.test(sub ?? '')) return `${prog} ${sub}`;
+  return undefined;
+}
+/** A build where the command stands, when that is the home or a system directory. */
+export function buildOutsideWorkspace(prog: string, args: Word[], st: State): void {
+  if (st.cwd === null || !HOME_OR_SYSTEM_DIR.test(st.cwd) || classify(st.cwd, st).cls === 'inside') return;
+  const build = buildsWhereItStands(prog, args);
+  const where = st.cwd === HOME_CWD ? '~' : st.cwd;
+  if (build) danger(st, `builds in ${where}, outside the workspace, writing its files there (${build})`);
+}
+
 export const ARGUMENT_JUDGED: ReadonlySet<string> = new Set([
   'bundle',
   'composer',
@@ -831,6 +886,13 @@ export const BUILD_TOOL_RULES: RuleTable = {
       const name = ops[0] === 'fsi' && pipeline >= 0 ? args[pipeline + 1]?.text : undefined;
       if (name && outwardFirst(camelWords(name)) && !dryRun(args))
         danger(st, `runs a build pipeline named for publishing or releasing (dotnet fsi … ${args[pipeline]!.text} ${name})`);
+      // The build's output directory (`dotnet publish -c Release -o /app`) is written wherever it lies.
+      if (/^(build|publish|pack)$/.test(ops[0] ?? '')) {
+        const output = args.findIndex((a) => /^(-o|--output)(=|$)/.test(a.text));
+        const dir =
+          output < 0 ? undefined : args[output]!.text.includes('=') ? { ...args[output]!, text: args[output]!.text.replace(/^[^=]*=/, '') } : args[output + 1];
+        if (dir) checkWriteTarget(dir, st, `builds (dotnet ${ops[0]}) into`);
+      }
       if (!['build', 'test', '--version', '--info'].includes(operands(args)[0]?.text ?? args[0]?.text ?? '')) st.repeatable = false;
     },
     bazel,

@@ -915,6 +915,8 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
   // pdm runs a script of pyproject's `[tool.pdm.scripts]` by that name before a command of it; Devbox a script of devbox.json.
   ...family(['pdm', 'devbox'], { extract: (args) => runsRest(/^run$/)(args).map((p) => (p.kind === 'argv' ? { ...p, scriptName: true } : p)) }),
   conda: { extract: runsRest(/^run$/, /^(-n|--name|-p|--prefix)$/) },
+  // nix-shell runs `--run CMD` (and `--command CMD`) in a shell with the packages it was given.
+  'nix-shell': { options: [{ names: ['--run', '--command'], kind: 'shell' }] },
   // `nix develop --command CMD…` and `nix shell … --command CMD…` run CMD in the flake's environment.
   nix: {
     extract: (args) => {
@@ -979,6 +981,9 @@ function terminalCommand(args: Word[]): Payload[] {
 
 /** Whether a table entry names the program's executing options. */
 export const hasExecutor = (prog: string) => Object.hasOwn(EXECUTORS, prog);
+/** Whether the program's executor entry reads the payload of this option (`nix-shell --run`), so it is judged there, not as unreadable. */
+export const executorReadsOption = (prog: string, option: string) =>
+  Object.hasOwn(EXECUTORS, prog) && (EXECUTORS[prog]!.options ?? []).some((o) => o.names.includes(option.replace(/=.*/, '')));
 
 /** A shell or interpreter by name (`sh`, `/bin/bash`, `python3.12`): a program handed one runs what follows as code. */
 function runsCodeByName(name: string): boolean {

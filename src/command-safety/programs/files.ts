@@ -204,6 +204,19 @@ const touch: Rule = ({ prog, args, st }) => {
   for (const f of args) if (COMMAND_OPTION_NAME.test(f.text)) checkWriteTarget(f, st, 'creates');
 };
 
+/**
+ * rename moves the files it is given: Perl's after its expression (`rename 's/a/b/' *.txt`, or all of
+ * them with `-e EXPR`), util-linux's after its two strings (`rename .htm .html *.htm`); `-n` only says
+ * what it would do.
+ */
+const rename: Rule = ({ args, st }) => {
+  st.repeatable = false;
+  if (args.some((a) => /^(-n|--nono|--no-act|--dry-run|-V|--version|-h|--help)$/.test(a.text))) return;
+  const ops = operands(args, /^(-e|-E|-u|--unicode)$/);
+  const perl = args.some((a) => /^-[eE]$/.test(a.text)) ? 0 : /^(s|y|tr)\W/.test(ops[0]?.text ?? '') ? 1 : 2;
+  for (const f of ops.slice(perl)) checkWriteTarget(f, st, 'renames');
+};
+
 const dd: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   const of = args.find((a) => a.text.startsWith('of='));
@@ -453,6 +466,7 @@ export const FILE_RULES: RuleTable = {
     tee,
     cp: copy,
     mv: copy,
+    ...Object.fromEntries(['rename', 'prename', 'perl-rename', 'file-rename'].map((p) => [p, rename])),
     install: copy,
     ln: copy,
     rsync: copy,

@@ -18,7 +18,7 @@ import { aimedOnlyAtThisMachine, contractFuzzerRun, OTHER_HOST_URL } from './unk
  * name that says it cracks passwords (`autopasscrack`) is one.
  */
 const CRACKERS =
-  /^([\w-]*brut(e|al|e[-_]?forcer?)|[\w-]*pass[\w-]*crack|[\w-]*[-_]cracker|crack(?!lib|mes?$)[a-z][\w-]*|[\w-]*(pw|pass|password)[-_]?decrypt(er)?|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|bfkeepforce|keepass4brute|brutespray|hydra|medusa|ncrack|patator|john|jtr|unshadow|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|snmpwn|stegcracker|jwt-cracker|jwtcrack|sipcrack|gpp-decrypt|pyrit|cowpatty)$/;
+  /^([\w-]*brut(e|al|e[-_]?forcer?)|[\w-]*pass[\w-]*crack|[\w-]*[-_]cracker|crack(?!lib|mes?$)[a-z][\w-]*|[\w-]*(pw|pass|password)[-_]?decrypt(er)?|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|bfkeepforce|keepass4brute|brutespray|hydra|medusa|ncrack|patator|john|jtr|unshadow|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|asleap|snmpwn|stegcracker|jwt-cracker|jwtcrack|sipcrack|gpp-decrypt|pyrit|cowpatty)$/;
 /**
  * Web scanners, content fuzzers, injection tools, the screenshotters that visit every host of a list
  * (EyeWitness, aquatone), the crawlers that build a wordlist from a site's words (CeWL), XSS and
@@ -30,7 +30,7 @@ const CRACKERS =
  * logins, plug-ins, parameters), so any run but help or the version is an attack on a host.
  */
 const WEB_ATTACK_TOOLS =
-  /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike|skipfish|wapiti|arachni|cewl|eyewitness|aquatone|gowitness|log4j-scan|dalfox|nosqli|nosqlmap|wcvs|wafw00f|byp4xx|shortscan|bypass-403(\.sh)?|h2csmuggler(\.py)?|smuggler(\.py)?|nginxpwner(\.py)?|magescan(\.phar)?|sstimap(\.py)?|tplmap(\.py)?|gospider|hakrawler|jaeles|nosqli-scan|airixss|nomore403|crlfuzz|discoursemap)$/;
+  /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike|skipfish|wapiti|arachni|cewl|eyewitness|aquatone|gowitness|log4j-scan|dalfox|nosqli|nosqlmap|wcvs|wafw00f|byp4xx|shortscan|bypass-403(\.sh)?|h2csmuggler(\.py)?|smuggler(\.py)?|nginxpwner(\.py)?|magescan(\.phar)?|sstimap(\.py)?|tplmap(\.py)?|gospider|hakrawler|jaeles|nosqli-scan|airixss|nomore403|crlfuzz|discoursemap|crawlergo)$/;
 /**
  * GraphQL's and APIs' attack tools: they fingerprint an API's server, recover its schema with
  * introspection off, brute force its queries' arguments or logins, or guess its hidden parameters
@@ -110,7 +110,7 @@ const NETWORK_POISONERS =
  * version is the attack, or the framework made ready for one, whatever names the target.
  */
 const ATTACK_TOOLS =
-  /^(drxploit|mssql-spider|petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|bucket-stream|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat(-[\w.-]+)?|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|mooshy|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor|mose|dnstwist|arp-scan|macgonuts|kubehound|cloudfox|s3-account-search|shelljack|interactsh-server|kvm_prober|ctrsploit|firebomb|firegun(\.py)?|leaklooker(\.py)?|[\w-]*(sms|call|mail|[tT])[-_]?[bB]omb(er)?(\.(py|sh))?|[\w-]*[bB]omber(\.(py|sh))?|sigploit(\.py)?|sapsxpg|kubeletmein|dighub|gitgot(\.py|-docker\.sh)?|onvifscan|deepteam|prompt-security-fuzzer|enteletaor3?(\.py)?|redisexp|slackattack|(slack|gitlab|github|confluence|jira)-watchman|glpwnme|mass3|ldapx|linksiren|webshell-sniper)$/i;
+  /^(drxploit|mssql-spider|petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|bucket-stream|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat(-[\w.-]+)?|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|mooshy|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor|mose|dnstwist|arp-scan|macgonuts|kubehound|cloudfox|s3-account-search|shelljack|interactsh-server|kvm_prober|ctrsploit|firebomb|firegun(\.py)?|leaklooker(\.py)?|[\w-]*(sms|call|mail|[tT])[-_]?[bB]omb(er)?(\.(py|sh))?|[\w-]*[bB]omber(\.(py|sh))?|sigploit(\.py)?|sapsxpg|kubeletmein|dighub|gitgot(\.py|-docker\.sh)?|onvifscan|deepteam|prompt-security-fuzzer|enteletaor3?(\.py)?|redisexp|slackattack|(slack|gitlab|github|confluence|jira)-watchman|glpwnme|mass3|ldapx|linksiren|webshell-sniper|bluespy(\.py)?|qsreceiver|qssender)$/i;
 /** yubico-piv-tool's actions (`-a status`, `--action=read-certificate`) and solo's commands that only read the key. */
 function securityKeyReads(args: Word[]): boolean {
   if (onlyAsksAbout(args)) return true;
@@ -824,6 +824,37 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     tools: /^pactl$/,
     does: "changes the machine's sound server (its modules, devices or defaults)",
     harmless: verbReads(/^(list|info|stat|subscribe|help|get-[\w-]+)$/, { bare: true }),
+  },
+  // The sound card's mixer (amixer's controls set), PipeWire's ports linked or unlinked and WirePlumber's
+  // defaults and volumes: every program's sound, as pactl's; their listings and readings read.
+  {
+    tools: /^amixer$/,
+    does: "changes the sound card's mixer controls for every program",
+    harmless: verbReads(/^(scontrols|scontents|controls|contents|get|sget|cget|info)$/, { bare: true }),
+  },
+  {
+    tools: /^pw-link$/,
+    does: "links or unlinks the sound server's ports, rerouting every program's sound",
+    harmless: (args) => onlyAsksAbout(args) || args.some((a) => /^-[a-zA-Z]*[oilI]|^--(output|input|links|id)$/.test(a.text)),
+  },
+  {
+    tools: /^wpctl$/,
+    does: "changes the sound server's default devices, volumes or settings",
+    harmless: verbReads(/^(status|inspect|get-volume|help)$/, { bare: true }),
+  },
+  // Colmena deploys a hive's NixOS configurations to its machines (`apply`, `apply-local` to this one),
+  // runs commands on them (`exec`) and uploads their secrets (`upload-keys`); its builds and evaluations stay here.
+  {
+    tools: /^colmena$/,
+    does: "deploys NixOS configurations to a hive's machines, or runs commands on them",
+    harmless: verbReads(/^(build|eval|repl|nix-info|introspect|help|gen-completions)$/, { bare: true }),
+  },
+  // Termux's API commands read the phone's contacts, calls, messages, location, camera and microphone, or
+  // act as the phone (a call placed, a message sent, storage and radios granted or switched).
+  {
+    tools:
+      /^termux-(contact-list|telephony-(call|call-log|deviceinfo|cellinfo)|call-log|sms-(list|send|inbox)|location|camera-(photo|info)|microphone-record|clipboard-get|fingerprint|wifi-(connectioninfo|scaninfo|enable)|setup-storage|bluetooth-[\w-]+|notification-list|infrared-transmit|keystore)$/,
+    does: "reads the phone's private data (contacts, calls, messages, location, camera, microphone) or acts as the phone",
   },
   // sitespeed's throttle shapes the machine's network (bandwidth and latency) for every program, with root.
   { tools: /^throttle$/, does: "changes the machine's network speed for every program", harmless: onlyAsksAbout },

@@ -363,6 +363,9 @@ const nix: Rule = ({ args, st, judge }) => {
   const program = flake?.[1] ?? flake?.[2];
   if (program && end >= 0) judge([{ ...args[end]!, text: program }, ...args.slice(end + 1)]);
   if (ops[0] === 'copy' && args.some((a) => /^--to(=|$)/.test(a.text))) danger(st, 'copies store paths to another store (nix copy --to)');
+  // Paths copied into this machine's store without their signatures checked run as trusted builds for every user.
+  else if (ops[0] === 'copy' && args.some((a) => a.text === '--no-check-sigs'))
+    danger(st, "copies unsigned store paths into this machine's Nix store (nix copy --no-check-sigs)");
   if (ops[0] === 'registry' && /^(add|pin|remove)$/.test(ops[1] ?? '')) danger(st, `changes the user's flake registry (nix registry ${ops[1]})`);
 };
 
@@ -799,7 +802,8 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
     ['ubiattach', 'ubidetach', 'ubimkvol', 'ubirmvol', 'ubirsvol', 'ubiupdatevol', 'ubiformat'].map((p) => [p, (args: Word[]) => !onlyAsksAbout(args)]),
   ),
   // hostapd makes one of the machine's wireless interfaces an access point others join.
-  hostapd: (args) => !args.some((a) => /^(-v|-h)$/.test(a.text)),
+  // hostapd-wpe is hostapd patched to take the logins of those who join.
+  ...Object.fromEntries(['hostapd', 'hostapd-wpe'].map((p) => [p, (args: Word[]) => !args.some((a) => /^(-v|-h)$/.test(a.text))])),
   // DHCP clients take a lease and set an interface's address and the machine's routes and resolver;
   // DHCP servers hand out leases to the network an interface is on.
   ...Object.fromEntries(

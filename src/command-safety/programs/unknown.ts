@@ -599,7 +599,7 @@ const choosesInstalledInterpreter = (args: Word[], k: number, value: string) =>
 const BRUTE_FORCE = /^(brute|bruteforce|brute-force|brute_force|passwordspray|password-spray|spray)$/i;
 
 /** An option whose value is a command the program runs. */
-const EXEC_OPTION = /^--?(exec|execute|command|cmd|shell|eval|pre|post|hook|on-[\w-]+|[\w-]+-(cmd|command|program|exec|hook|shell))(=|$)/;
+export const EXEC_OPTION = /^--?(exec|execute|command|cmd|shell|eval|pre|post|hook|on-[\w-]+|[\w-]+-(cmd|command|program|exec|hook|shell))(=|$)/;
 /** A shell named by its path (the bare word is judged where it is handed over, with what it runs). */
 const SHELL_VALUE = /^\/(usr\/)?bin\/(sh|bash|zsh|dash|ksh|fish)(\s|$)/;
 /** A file of account names by its usual names (`users.txt`, `usernames.lst`, `user_list.txt`). */
@@ -675,7 +675,6 @@ export function commandOptionValues(args: Word[]): Word[] {
   return out;
 }
 
-/** `readsCommandOptions`: the caller judges the commands commandOptionValues reads, so only an unreadable one is flagged here. */
 /**
  * Schema-migration tools' verbs that erase the database they migrate, every table and row, not one
  * migration rolled back: `dbmate drop`, golang-migrate's `drop`, `flyway clean`, Liquibase's `drop-all`,
@@ -730,6 +729,7 @@ export function setuptoolsPlaceOutside(args: Word[], st: State): string | undefi
 
 const URL_PATH_OPTION = /^--[\w-]*(url|uri|endpoint|route)s?$/i;
 
+/** `readsCommandOptions`: the caller judges the commands commandOptionValues reads, so only an unreadable one is flagged here. */
 export function judgeUnknownProgram(prog: string, args: Word[], st: State, readsCommandOptions = false): void {
   st.repeatable = false;
   for (const [k, a] of args.entries()) {
