@@ -42,7 +42,7 @@ interface Language {
 }
 
 /** A path in the workspace or the temporary directories, or a word that is no path. */
-const staysHere = (value: string) => !/^(\/|~)/.test(value) || /^\/(private\/)?(tmp|var\/tmp)\//.test(value);
+const staysHere = (value: string) => !/^(\/|~)/.test(value) || /^\/(private\/)?(tmp|var\/tmp)(\/|$)/.test(value);
 
 const JULIA_PKG = /^(Pkg\.)?(instantiate|resolve|precompile|build|test|status|update|add|develop|activate|PackageSpec)$/;
 const JULIA: Language = {

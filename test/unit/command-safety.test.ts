@@ -6948,6 +6948,29 @@ describe('checkCommand on the eight read: nix-shell, sops, sound, Termux, builds
     ['dotnet publish -c Release -o out', false],
     ['nix copy --from /tmp/store --no-check-sigs /nix/store/abc-config', true, 'unsigned'],
     ['nix copy --from https://cache.nixos.org /nix/store/abc-config', false],
+    // A bus method named for reading (`GetSlotStatus`, `ListUnits`, `CanReboot`) changes nothing.
+    ['busctl call de.pengutronix.rauc / de.pengutronix.rauc.Installer GetSlotStatus', false],
+    ['busctl call de.pengutronix.rauc / de.pengutronix.rauc.Installer Mark ss "good" "rootfs.0"', true, 'message bus'],
+    // A project directory named like an interpreter, last on the line, is no interpreter handed over.
+    ['python3 -m cibuildwheel --output-dir wheelhouse wrappers/python', false],
+    ['foo /usr/bin/python', true, 'interpreter'],
+    // rsync's rehearsal writes nothing; R's package calls may name /tmp itself.
+    ['rsync --exclude src/ --delete -ncav docs/ ../', false],
+    ['rsync -a docs/ ../', true, 'outside the workspace'],
+    [`Rscript -e 'remotes::install_deps("/tmp")'`, false],
+    // rig's R versions are the machine's; perlbrew's switch is every later shell's; opam's depext installs system packages.
+    ['rig add release', true, "machine's R versions"],
+    ['rig list', false],
+    ['perlbrew switch perl-5.32.1', true, 'default perl'],
+    ['perlbrew install perl-5.32.1', false],
+    ['perlbrew use perl-5.32.1', false],
+    ['opam depext -y bap', true, 'system packages'],
+    ['opam init --auto-setup', true, 'startup files'],
+    ['opam init --bare -n', false],
+    // A cache's PURGE drops what it serves to everyone; sonos-sabotage drives the speakers of the network.
+    ['curl -X PURGE https://downloads.haskell.org/ghcup/', true, 'PURGE'],
+    ['curl -X PURGE http://localhost:6081/page', false],
+    ['./sonos-sabotage -oa -p "Beyonce" -i 1000', true, 'attack tool'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -1060,7 +1060,13 @@ export const BUILD_TOOL_RULES: RuleTable = {
     man: everyday(),
     zig: everyday(),
     dune: everyday(),
-    opam: everyday(),
+    // opam's depext installs the system packages a package needs, through sudo; `init --auto-setup` edits the shell's startup files.
+    opam: everyday(({ args, st }) => {
+      const verb = operands(args)[0]?.text;
+      if (verb === 'depext' && !args.some((a) => /^(-l|--list|-n|--dry-run)$/.test(a.text)))
+        danger(st, "installs the machine's system packages a package needs, through sudo (opam depext)");
+      if (verb === 'init' && args.some((a) => /^(-a|--auto-setup)$/.test(a.text))) danger(st, "edits the user's shell startup files (opam init --auto-setup)");
+    }),
     asv,
     // Static analysers and linters (PHP's phpstan, Go's golint, staticcheck and vulnerability checker,
     // GitHub Actions' actionlint), Go's benchmark comparer, the news-fragment collector and Meta's

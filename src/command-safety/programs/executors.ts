@@ -1105,7 +1105,9 @@ const OUTPUT_OPTION = /^(-d|-o|--output|--out|--outdir|--out-dir|--output-dir|--
 function handsOver(a: Word, before: Word | undefined, after: Word | undefined): boolean {
   if (a.expands || !/^[\w./+-]+$/.test(a.text) || !runsCodeByName(a.text)) return false;
   if (OUTPUT_OPTION.test(before?.text ?? '')) return false;
-  if (a.text.includes('/')) return true;
+  // A relative path last on the line (`cibuildwheel --output-dir wheelhouse wrappers/python`) is as often
+  // the project's directory of that name; a shell's, an absolute path or one given arguments runs.
+  if (a.text.includes('/')) return path.isAbsolute(a.text) || after !== undefined || SHELLS.has(path.basename(a.text));
   // A command given to it (`completion bash -c …`) makes it a shell again.
   if (NAMES_DATA.test(before?.text ?? '') && !/^-[a-z]*c$/.test(after?.text ?? '')) return false;
   return SHELLS.has(a.text) || after !== undefined;

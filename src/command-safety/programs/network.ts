@@ -256,11 +256,11 @@ function outputTargets(prog: string, args: Word[]): Word[] {
 }
 
 /**
- * HTTP methods that change what the server holds (WebDAV's among them): `curl -X MOVE`, `-XDELETE`,
- * `--request=PUT`, wget's `--method=PATCH`, httpie's `http PUT URL`. Sent to another machine they
- * write, move or delete there, with or without a body.
+ * HTTP methods that change what the server holds (WebDAV's among them, and a cache's PURGE and BAN, which
+ * drop what it serves everyone): `curl -X MOVE`, `-XDELETE`, `--request=PUT`, wget's `--method=PATCH`,
+ * httpie's `http PUT URL`. Sent to another machine they write, move or delete there, with or without a body.
  */
-const WRITE_METHOD = /^(PUT|PATCH|DELETE|MOVE|COPY|MKCOL|PROPPATCH|LOCK)$/i;
+const WRITE_METHOD = /^(PUT|PATCH|DELETE|MOVE|COPY|MKCOL|PROPPATCH|LOCK|PURGE|BAN)$/i;
 function writeMethod(prog: string, args: Word[]): string | undefined {
   for (const [i, a] of args.entries()) {
     const t = a.text;

@@ -1310,11 +1310,11 @@ const messageBus: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   const ops = operands(args, BUS_VALUED).map((a) => a.text);
   const verb = ops[0];
-  // A method that only reads (`org.freedesktop.DBus.Properties.Get`, `Introspect`), by gdbus' --method, busctl call's fifth word
-  // or dbus-send's second operand (after the object path).
+  // A method that only reads (`org.freedesktop.DBus.Properties.Get`, `Introspect`, a service's `GetSlotStatus` or
+  // `ListUnits`), by gdbus' --method, busctl call's fifth word or dbus-send's second operand (after the object path).
   const k = args.findIndex((a) => /^(--method|-m)(=|$)/.test(a.text));
   const method = k >= 0 ? optionValue(args, k) : verb === 'call' ? ops[4] : prog === 'dbus-send' ? ops[1] : undefined;
-  if (method !== undefined && /(^|\.)(Get|GetAll|GetManagedObjects|Introspect|Ping|GetMachineId|GetId|ListNames|GetNameOwner)$/.test(method)) return;
+  if (method !== undefined && /(^|\.)(Get|List)[A-Z]?\w*$|(^|\.)(Introspect|Ping)$/.test(method)) return;
   if (prog === 'dbus-send' || /^(call|set-property|emit|wait)$/.test(verb ?? '') || (prog === 'qdbus' && ops.length > 2))
     danger(st, `calls a method on the message bus, which starts services and changes settings (${prog}${verb && prog !== 'dbus-send' ? ` ${verb}` : ''})`);
 };
