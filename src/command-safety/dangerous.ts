@@ -442,10 +442,10 @@ const ENVIRONMENT_PRINTER =
 /**
  * A program's completion script, printed for the shell to load (`source <(kubectl completion bash)`,
  * `eval "$(gh completion -s zsh)"`, `. <(bazelisk completion bash)`, `source <(stern --completion=bash)`): functions that complete its
- * words, by what the command says it prints. The printer itself is judged as any command is.
+ * words, by what the command says it prints (`docker-ls autocomplete bash`). The printer itself is judged as any command is.
  */
 const COMPLETION_PRINTER =
-  /^\s*[\w./-]+( [a-z][\w-]*)? ((completions?|shell-completion|generate-shell-completion)|--(completions?|gen-completions?(-out)?|generate-shell-completion|(bash|zsh|fish)-completion|completion[-_]script)(=(bash|zsh|fish))?)( -{1,2}[\w-]+(=[\w.-]+)?| (bash|zsh|fish))*\s*$/;
+  /^\s*[\w./-]+( [a-z][\w-]*)? ((completions?|autocomplete|shell-completion|generate-shell-completion)|--(completions?|autocomplete|gen-completions?(-out)?|generate-shell-completion|(bash|zsh|fish)-completion|completion[-_]script)(=(bash|zsh|fish))?)( -{1,2}[\w-]+(=[\w.-]+)?| (bash|zsh|fish))*\s*$/;
 const printsCompletion = (w: Word) => w.nested.length === 1 && COMPLETION_PRINTER.test(w.nested[0]!);
 
 /** The printer's command when eval's only argument is its output (`$(opam env)`, `` `opam config env` ``), else undefined. */
@@ -543,7 +543,15 @@ function checkSecretWord(w: Word, st: State, listsNames: boolean, isSearchPatter
     !(listsNames && (LISTED_BY_NAME.test(w.text) || PROCESS_FDS.test(w.text) || MAIL_SPOOL.test(w.text) || DATABASE_DIRECTORY.test(w.text)))
   )
     return danger(st, `touches a place that holds secrets (${w.text})`);
-  if (!onlyVariables && !listsNames && namesHomePath(w.text) && classify(w.text.replace(/^[^/]*/, ''), st).cls !== 'inside')
+  // A home in another machine's or a container's file system (`github-runner:/home/runner/.runner`, as docker cp
+  // and scp name it) is not this machine's; the copy itself is judged by its program.
+  if (
+    !onlyVariables &&
+    !listsNames &&
+    namesHomePath(w.text) &&
+    !/^[A-Za-z][\w.-]*:\//.test(w.text) &&
+    classify(w.text.replace(/^[^/]*/, ''), st).cls !== 'inside'
+  )
     return danger(st, `touches another home directory (${w.text})`);
   // A credential variable in a search's pattern is what is looked for: grep prints the lines of the
   // files that hold it, which the files already held, and the value itself is neither printed nor sent.

@@ -6971,6 +6971,32 @@ describe('checkCommand on the eight read: nix-shell, sops, sound, Termux, builds
     ['curl -X PURGE https://downloads.haskell.org/ghcup/', true, 'PURGE'],
     ['curl -X PURGE http://localhost:6081/page', false],
     ['./sonos-sabotage -oa -p "Beyonce" -i 1000', true, 'attack tool'],
+    // pyperf's system tuning is the machine's CPUs'; its benchmarks are not.
+    ['python3 -m pyperf system tune', true, 'CPUs'],
+    ['python3 -m pyperf system show', false],
+    // hashcat naming a file's hash types tries no password; MQulator and what-vpn probe others' servers.
+    ['hashcat --identify hashes.txt', false],
+    ['python MQulator.py --servers server.txt --qms qm.txt --channels channel.txt', true, 'attack tool'],
+    ['what-vpn -kv vpn.example.com', true, 'attack tool'],
+    // LVM's volumes changed are the machine's disks; its listings read.
+    ['lvm vgchange -ay', true, 'disks'],
+    ['lvcreate -L 1G -n data vg0', true, 'disks'],
+    ['lvm vgscan', false],
+    ['lvs -o lv_full_name', false],
+    // dracut's image written into the workspace boots nothing; the machine's is rebuilt without one.
+    ['dracut --add-drivers mymod initramfs-with-mymod.img', false],
+    ['dracut --print-cmdline', false],
+    ['dracut -f', true, 'boot image'],
+    ['dracut /boot/initramfs-custom.img', true, 'boot image'],
+    // Headscale's keys made are printed logins to the tailnet.
+    ['docker exec headscale headscale preauthkeys create --user 1 --reusable', true, 'credential'],
+    ['headscale preauthkeys list --user 1', false],
+    // A completion printed by `autocomplete` is a completion; zsh's function path is the user's.
+    ['source <(docker-ls autocomplete bash)', false],
+    ['pilreg --autocomplete zsh > ${fpath[1]}/_pilreg', true, 'home directory'],
+    // A container's home, named with the container, is not this machine's.
+    ['docker cp github-runner:/home/github-runner/.runner ./backup/', false],
+    ['docker cp app:/root/.ssh/id_rsa .', true, 'secret'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

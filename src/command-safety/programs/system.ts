@@ -524,9 +524,27 @@ const windowsPackages: Rule = ({ prog, args, st }) => {
  * else. Listing an image's modules or printing help or a version changes nothing.
  */
 const BOOT_READS = /^(-h|--help|-V|--version|-L|--list|--list-modules|-M|--automods)$/;
+/** LVM's commands that change volumes (`lvcreate`, `vgchange -ay`, `pvremove`), by their own names or as `lvm`'s verbs. */
+const LVM_CHANGES = ['lv', 'vg', 'pv'].flatMap((kind) =>
+  ['create', 'remove', 'extend', 'reduce', 'resize', 'change', 'rename', 'convert', 'merge', 'split', 'import', 'export', 'move', 'cfgrestore'].map(
+    (verb) => `${kind}${verb}`,
+  ),
+);
+/**
+ * dracut's and mkinitcpio's image written where the command names it (`dracut foobar.img`, `mkinitcpio -g
+ * ./initramfs.img`), in the workspace or /tmp, changes nothing the machine boots; dracut's `--print-cmdline` reads.
+ */
+function bootImageHere(prog: string, args: Word[], st: State): boolean {
+  if (prog === 'dracut' && args.some((a) => a.text === '--print-cmdline')) return true;
+  const k = args.findIndex((a) => /^(-g|--generate)$/.test(a.text));
+  const image =
+    prog === 'mkinitcpio' ? args[k + 1] : prog === 'dracut' ? [...args].reverse().find((a) => !a.text.startsWith('-') && /\.img$/.test(a.text)) : undefined;
+  return image !== undefined && (k >= 0 || prog === 'dracut') && classify(image, st).cls === 'inside';
+}
 const bootImage: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   if (args.length && args.every((a) => BOOT_READS.test(a.text))) return;
+  if (bootImageHere(prog, args, st)) return;
   danger(st, `rebuilds the machine's boot image or boot loader (${prog})`);
 };
 
@@ -797,6 +815,10 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   'manage-bde': (args) => !onlyAsksAbout(args) && !args.some((a) => /^-status$/i.test(a.text)),
   // sbctl's Secure Boot keys made and enrolled into the firmware, and files signed with them in place; `status`, `verify` and listings read.
   sbctl: (args, ops) => ops.length > 0 && !onlyAsksAbout(args) && !/^(status|verify|list-files|list-bundles|list-enrolled-keys|completion|help)$/.test(ops[0]!),
+  // LVM's physical volumes, groups and logical volumes made, resized, activated, renamed or removed change the
+  // machine's disks, by their own names or through `lvm`; its listings and scans read.
+  ...Object.fromEntries(LVM_CHANGES.map((p) => [p, (args: Word[]) => !onlyAsksAbout(args)])),
+  lvm: (args, ops) => LVM_CHANGES.includes(ops[0] ?? '') && !onlyAsksAbout(args),
   // UBI's tools attach the machine's raw flash (MTD) devices as UBI devices and make, resize, fill or remove their volumes.
   ...Object.fromEntries(
     ['ubiattach', 'ubidetach', 'ubimkvol', 'ubirmvol', 'ubirsvol', 'ubiupdatevol', 'ubiformat'].map((p) => [p, (args: Word[]) => !onlyAsksAbout(args)]),
@@ -1120,7 +1142,7 @@ const machineChange: Rule = ({ prog, args, st }) => {
   )
     danger(
       st,
-      `changes the machine's network, firewall, mounts, services, clock, security policy or virtual machines (${[prog, ...args.map((a) => a.text)].join(' ')})`,
+      `changes the machine's network, firewall, disks, mounts, services, clock, security policy or virtual machines (${[prog, ...args.map((a) => a.text)].join(' ')})`,
     );
 };
 
