@@ -537,8 +537,10 @@ const DISK_METADATA = /^(df|lsblk|blkid|findmnt|ls|stat|du|smartctl|udevadm|disk
  * names in another home (`ls -la /root/`) reads no file there; its secret places stay secret.
  */
 function checkSecretWord(w: Word, st: State, listsNames: boolean, isSearchPattern = false, onlyVariables = false): void {
+  // A search's pattern without a slash (`grep -i shadow`) is text looked for, not a file opened.
   if (
     !onlyVariables &&
+    !(isSearchPattern && !w.text.includes('/')) &&
     namesSecretPlace(w.text) &&
     !(listsNames && (LISTED_BY_NAME.test(w.text) || PROCESS_FDS.test(w.text) || MAIL_SPOOL.test(w.text) || DATABASE_DIRECTORY.test(w.text)))
   )
@@ -1771,9 +1773,9 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
     !scriptArgs.some((a, k) => /^(--dry-run|-h|--help|--version|-g|--generate|-o|--output)(=|$)/.test(a.text) && !/^\d+$/.test(scriptArgs[k + 1]?.text ?? ''))
   )
     danger(st, `runs a script named for an exploit (${runTarget})`);
-  // A script named for flashing (`./flash.py`, `./flash_esp32.sh`) writes firmware onto the attached board,
-  // unless asked for its help or its list of boards.
-  const flashScript = [words[0]!.text, runTarget].find((t) => t !== undefined && /(^|\/)flash([-_][\w-]*)?\.(py|sh)$/.test(t));
+  // A script named for flashing (`./flash.py`, `./flash_esp32.sh`, `./Flash_Vuln.sh`) writes firmware onto the
+  // attached board, unless asked for its help or its list of boards.
+  const flashScript = [words[0]!.text, runTarget].find((t) => t !== undefined && /(^|\/)flash([-_][\w-]*)?\.(py|sh)$/i.test(t));
   const flashArgs = flashScript === words[0]!.text ? args : scriptArgs;
   if (flashScript !== undefined && !flashArgs.some((a) => /^(-h|--help|-l|--list)$/.test(a.text)))
     danger(st, `runs a script named for flashing an attached board (${flashScript})`);

@@ -307,6 +307,8 @@ const CREDENTIAL_PRINTERS: Readonly<Record<string, RegExp>> = {
   mkpassdb: /(^|\s)-dump\b/,
   kcc: /^(copy_cred_cache|copy-cred-cache)\b/,
   bifrost: /(^|\s)-action\s/,
+  // Consul's ACL tokens listed or read show their secret IDs.
+  consul: /^acl token (list|read)\b/,
   // Headscale's API keys and pre-auth keys made are printed, each one a login to the tailnet.
   headscale: /^(apikeys?|preauthkeys?) create\b/,
   // mise's tokens shown unmasked, or got through an OAuth login.

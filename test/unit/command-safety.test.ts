@@ -6997,6 +6997,28 @@ describe('checkCommand on the eight read: nix-shell, sops, sound, Termux, builds
     // A container's home, named with the container, is not this machine's.
     ['docker cp github-runner:/home/github-runner/.runner ./backup/', false],
     ['docker cp app:/root/.ssh/id_rsa .', true, 'secret'],
+    // parted's `p` is print; a flashing script is found by its name whatever its case.
+    ['parted /dev/sda -s p', false],
+    ['parted /dev/sda -s mklabel gpt', true, 'disks'],
+    ['./Flash_Vuln.sh', true, 'flashing'],
+    ['./scripts/flash-sdcard.sh -l', false],
+    // WHAD's radio tools transmit to the devices around; its replays of a capture read.
+    ['wble-central -i hci0 scan', true, 'radio'],
+    ['wplay --flush ble_pairing.pcap | wanalyze', false],
+    ['winstall --rules all', true, 'device rules'],
+    ['winstall --list', false],
+    // The Home Assistant CLI's service calls and edits act on the home.
+    ['hass-cli service call homeassistant.toggle --arguments entity_id=light.office_light', true, "home's devices"],
+    ['hass-cli state list', false],
+    // A search for the word shadow opens no file; a file named shadow is a copy of the password hashes.
+    ['curl http://localhost:9102/metrics | grep -i shadow', false],
+    ['grep root shadow', true, 'secrets'],
+    // electron-builder publishes unless told never; Consul's token listing shows their secrets.
+    ['npx electron-builder --win -p always', true, 'release channel'],
+    ['npx electron-builder --publish never', false],
+    ['consul acl token list', true, 'credential'],
+    ['consul members', false],
+    ['activate-global-python-argcomplete --user', true, 'completion hook'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -844,6 +844,44 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     does: "changes the sound server's default devices, volumes or settings",
     harmless: verbReads(/^(status|inspect|get-volume|help)$/, { bare: true }),
   },
+  // WHAD's radio tools transmit through an attached dongle: they inject frames, connect to, scan or impersonate
+  // the wireless devices around the machine (Bluetooth LE, Logitech Unifying, Zigbee); its replays and analyses
+  // of a capture file (wplay, wanalyze, wshark) read. winstall installs udev rules into the system or flashes a dongle.
+  {
+    tools: /^(winject|wble-(central|periph|proxy|connect|spawn)|wuni-(keyboard|mouse)|wzb-[\w-]+|wesb-[\w-]+)$/,
+    does: 'transmits on a radio through an attached dongle, to the wireless devices around the machine',
+  },
+  {
+    tools: /^winstall$/,
+    does: 'installs device rules into the system or flashes firmware onto an attached dongle',
+    harmless: (args) => !args.some((a) => /^(--rules|--flash)$/.test(a.text)),
+  },
+  // The Home Assistant CLI's calls, edits, assignments and updates act on the home's devices and its server;
+  // its listings, readings and templates only read.
+  {
+    tools: /^hass-cli$/,
+    does: "changes the home's devices, areas or Home Assistant server (a service called, a state edited, an update)",
+    harmless: (args) =>
+      !operands(args).some((a) =>
+        /^(call|edit|create|delete|remove|rename|assign|update|upgrade|restart|stop|start|toggle|post|put|set|reload|fire)$/.test(a.text),
+      ),
+  },
+  // argcomplete's global activation installs its completion hook into the shell's startup, the user's
+  // (`--user`) or the machine's bash completion directory, which every later shell loads.
+  {
+    tools: /^activate-global-python-argcomplete3?$/,
+    does: "installs a completion hook every later shell loads (the user's or the machine's bash completion)",
+  },
+  // electron-builder told to publish (`-p always`, `--publish onTag`, or a value a variable holds) uploads the
+  // built app to its release channel (GitHub releases, S3, a store); `never`, or no such option, builds only.
+  {
+    tools: /^electron-builder$/,
+    does: 'publishes the built app to its release channel (GitHub releases, S3, an app store)',
+    harmless: (args) => {
+      const k = args.findIndex((a) => /^(-p|--publish)(=|$)/.test(a.text));
+      return k < 0 || optionValue(args, k) === 'never';
+    },
+  },
   // perlbrew's switch sets the perl every later shell starts with, and its clean and uninstall remove from
   // its store in the home; its installs keep each perl beside the others, and `use` sets this shell's only.
   {

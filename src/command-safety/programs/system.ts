@@ -1213,7 +1213,8 @@ function listsPartitions(prog: string, args: Word[]): boolean {
     );
   if (prog === 'parted') {
     const ops = operands(args, /^(-a|--align)$/).map((a) => a.text);
-    return args.some((a) => /^(-l|--list)$/.test(a.text)) || (ops.length === 2 && ops[1] === 'print');
+    // parted takes a command's unambiguous abbreviation (`p` for print).
+    return args.some((a) => /^(-l|--list)$/.test(a.text)) || (ops.length === 2 && /^(p|pr|pri|prin|print)$/.test(ops[1]!));
   }
   return false;
 }
