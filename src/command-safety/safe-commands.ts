@@ -61,6 +61,8 @@ const READ_ONLY: ReadonlySet<string> = new Set([
   'jq',
   'basename',
   'dirname',
+  // It prints a path or a name escaped for a unit's name, and opens nothing.
+  'systemd-escape',
   'realpath',
   'readlink',
   'sha1sum',

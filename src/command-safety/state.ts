@@ -327,8 +327,8 @@ export function classify(w: Word | string, st: State): { cls: PathClass; abs?: s
   // machine's program and system directories, and the user's profile.
   const windowsPlace = WINDOWS_PLACE.exec(t);
   if (windowsPlace) return windowsPlace[1] ? { cls: 'home' } : { cls: 'outside', abs: t.replace(/^"/, '') };
-  // A Windows drive's path (`C:\\tmp`, `M:\\EFI\\Boot`) is another place than a workspace on Linux.
-  if (/^"?[A-Za-z]:\\/.test(t)) return { cls: 'outside', abs: t.replace(/^"/, '') };
+  // A Windows drive's path (`C:\\tmp`, `M:\\EFI\\Boot`, `c:/artifact` as Git Bash writes it) is another place than a workspace on Linux.
+  if (/^"?[A-Za-z]:[\\/]/.test(t)) return { cls: 'outside', abs: t.replace(/^"/, '') };
   // A word whose start is computed ($x, $(…), `…`) can point anywhere.
   if (/^"?(\$|`)/.test(t)) return { cls: 'variable' };
   // Globs and brace expansions: judge by the fixed prefix (`/*` is the root, `*` is everything here).

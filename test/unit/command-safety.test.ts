@@ -7019,6 +7019,18 @@ describe('checkCommand on the eight read: nix-shell, sops, sound, Termux, builds
     ['consul acl token list', true, 'credential'],
     ['consul members', false],
     ['activate-global-python-argcomplete --user', true, 'completion hook'],
+    // A Windows drive's path as Git Bash writes it is no place of the workspace.
+    ['mkdir c:/artifact/', true, 'outside the workspace'],
+    // Phishing for locations, wiping logs, and cracking PDFs and wallet keys, by their tools' names.
+    ['./gophinder -p 8000 -t templates/index.html', true, 'attack tool'],
+    ['./nullog.sh', true, 'attack tool'],
+    ['pdfrip --file encrypted.pdf range 1000 9999', true, 'cracks'],
+    ['./keyhunt -m bsgs -f tests/125.txt -b 125 -q -s 10 -R', true, 'cracks'],
+    ['pdfrip --help', false],
+    // systemd-escape prints a name; a script that builds and then releases releases.
+    ['systemd-escape --path /mnt/disk-10', false],
+    ['misc/build-and-release.sh 1.0 1.1 false', true, 'publishing'],
+    ['./build-release.sh', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -124,7 +124,7 @@ function namedForPublishing(path: string, st: State, args: Word[]): void {
     !/(^|[-_.])(tests?|smoke|notes|changelog|checks?|verify|validate|lint|dry|channel|version|info|status)([-_.]|$)/.test(name);
   if (
     ((PUBLISHING_SCRIPT.test(name) || (script && /-release$/.test(name)) || releasesPart || uploads || nightly) &&
-      (!PREPARES.test(name) || /[-_.]and[-_.]upload/.test(name))) ||
+      (!PREPARES.test(name) || /[-_.]and[-_.](upload|release|publish|deploy)/.test(name))) ||
     (script && /(^|[-_.])push$|^push[-_.]/.test(name))
   )
     danger(st, `runs a script named for publishing or deploying (${path})`);
