@@ -4631,7 +4631,7 @@ describe('the same stop, third round: Nix activations, Go-style long options and
     ['nixos-rebuild build', false],
     ['nix-channel --update', true, 'Nix package channels'],
     ['nix-channel --list', false],
-    ['katana -u https://tesla.com', true, 'another host as its target'],
+    ['katana -u https://tesla.com', true, 'web server'],
     ['naabu -host hackerone.com', true, 'scans the ports'],
     ['naabu -host 127.0.0.1', false],
     ['repo init -u https://github.com/minimal-manifest-twrp/platform_manifest_twrp_aosp.git -b twrp-12.1', false],
@@ -7031,6 +7031,22 @@ describe('checkCommand on the eight read: nix-shell, sops, sound, Termux, builds
     ['systemd-escape --path /mnt/disk-10', false],
     ['misc/build-and-release.sh 1.0 1.1 false', true, 'publishing'],
     ['./build-release.sh', false],
+    // gum's spinner runs its command; katana, loxs, ssrfuzz and festin probe others' sites and buckets.
+    ['gum spin --title x -- rm -rf ~', true, 'home directory'],
+    ['gum spin --title build -- make', false],
+    ['katana -u https://example.com -d 5', true, 'web server'],
+    ['echo "http://url_to_fuzz" | ssrfuzz scan', true, 'web server'],
+    ['festin mydomain.com', true, 'attack tool'],
+    // Old snapshots pruned are the machine's storage; `-n` only lists them.
+    ['zfs-prune-snapshots 1w', true, 'disks'],
+    ['zfs-prune-snapshots -n 1w tank', false],
+    // Vercel's CLI by its earlier name deploys; pst uploads to a paste service.
+    ['now --public', true, 'infrastructure'],
+    ['now ls', false],
+    ['cat someimage.png | pst', true, 'paste service'],
+    // beets' imports and deletions change the user's music library; its listings read.
+    ['beet import --flat --copy */', true, 'music library'],
+    ['beet ls album:bird', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

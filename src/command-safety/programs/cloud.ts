@@ -434,6 +434,8 @@ const DELIVERY: Record<string, Table> = {
 DELIVERY.sls = DELIVERY.serverless!;
 DELIVERY.ntl = DELIVERY.netlify!;
 DELIVERY.vc = DELIVERY.vercel!;
+// `now` is Vercel's CLI by its earlier name: bare, it deploys the directory it is run in.
+DELIVERY.now = DELIVERY.vercel!;
 
 function readDelivery(prog: string, args: Word[]): Reading {
   const t = DELIVERY[prog]!;

@@ -915,6 +915,8 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
   // pdm runs a script of pyproject's `[tool.pdm.scripts]` by that name before a command of it; Devbox a script of devbox.json.
   ...family(['pdm', 'devbox'], { extract: (args) => runsRest(/^run$/)(args).map((p) => (p.kind === 'argv' ? { ...p, scriptName: true } : p)) }),
   conda: { extract: runsRest(/^run$/, /^(-n|--name|-p|--prefix)$/) },
+  // gum's spinner runs the command it shows a spinner for (`gum spin --title "scan" -- bash -c '…'`).
+  gum: { extract: runsRest(/^spin$/, /^(--spinner|-s|--title|--align|-a|--timeout|--spinner\.foreground|--title\.foreground)$/) },
   // nix-shell runs `--run CMD` (and `--command CMD`) in a shell with the packages it was given.
   'nix-shell': { options: [{ names: ['--run', '--command'], kind: 'shell' }] },
   // `nix develop --command CMD…` and `nix shell … --command CMD…` run CMD in the flake's environment.
