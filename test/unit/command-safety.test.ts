@@ -7039,7 +7039,7 @@ describe('checkCommand on the eight read: nix-shell, sops, sound, Termux, builds
     ['festin mydomain.com', true, 'attack tool'],
     // Old snapshots pruned are the machine's storage; `-n` only lists them.
     ['zfs-prune-snapshots 1w', true, 'disks'],
-    ['zfs-prune-snapshots -n 1w tank', false],
+    ['zfs-prune-snapshots -vn 1w tank', false],
     // Vercel's CLI by its earlier name deploys; pst uploads to a paste service.
     ['now --public', true, 'infrastructure'],
     ['now ls', false],

@@ -1034,8 +1034,8 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   // supervisord itself is the daemon that starts and keeps every program of its configuration running.
   supervisord: (args) => !args.some((a) => /^(-h|--help|-v|--version)$/.test(a.text)),
   // ZFS's pools and datasets: created, destroyed, rolled back, received into or their properties set; listings and `send` to a pipe read.
-  // zfs-prune-snapshots destroys the snapshots older than its age; `-n` only lists them.
-  'zfs-prune-snapshots': (args, ops) => ops.length > 0 && !onlyAsksAbout(args) && !args.some((a) => a.text === '-n'),
+  // zfs-prune-snapshots destroys the snapshots older than its age; `-n` (`-vn`) only lists them.
+  'zfs-prune-snapshots': (args, ops) => ops.length > 0 && !onlyAsksAbout(args) && !args.some((a) => /^-[a-zA-Z]*n[a-zA-Z]*$/.test(a.text)),
   zfs: (_args, ops) =>
     /^(create|destroy|rollback|set|inherit|rename|promote|clone|snapshot|receive|recv|mount|unmount|umount|allow|unallow|load-key|unload-key|change-key|upgrade)$/.test(
       ops[0] ?? '',
