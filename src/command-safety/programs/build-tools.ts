@@ -584,7 +584,6 @@ const perltidy: Rule = ({ prog, args, st }) =>
     st,
   );
 
-/** The programs above, judged by their arguments where a program no table names would be (what they hand to a shell included). */
 /**
  * The home and the system's directories, as the directory a command stands in: a build run there
  * writes its objects, dependencies and binaries outside the workspace. A container's own directories
@@ -618,6 +617,7 @@ export function buildOutsideWorkspace(prog: string, args: Word[], st: State): vo
   if (build) danger(st, `builds in ${where}, outside the workspace, writing its files there (${build})`);
 }
 
+/** The programs above, judged by their arguments where a program no table names would be (what they hand to a shell included). */
 export const ARGUMENT_JUDGED: ReadonlySet<string> = new Set([
   'bundle',
   'composer',
