@@ -342,7 +342,7 @@ const copy: Rule = ({ prog, args, st }) => {
         : args[targetDir + 1]
       : ops[ops.length - 1];
   // rsync's rehearsal (`-n`, `--dry-run`) lists what it would copy and writes nothing.
-  const rehearses = prog === 'rsync' && args.some((a) => a.text === '--dry-run' || /^-[a-zA-Z]*n[a-zA-Z]*$/.test(a.text));
+  const rehearses = prog === 'rsync' && hasFlag(args, 'n', ['--dry-run']);
   if (dest && !rehearses && ops.length >= (targetDir >= 0 ? 1 : 2) && (!/^[^/]*:/.test(dest.text) || URL_TARGET.test(dest.text)))
     checkWriteTarget(dest, st, prog === 'ln' ? 'creates a link at' : 'writes to');
   if (prog === 'install' && dest) installsWhereAVariableSays(dest, st);

@@ -536,10 +536,14 @@ const LVM_CHANGES = ['lv', 'vg', 'pv'].flatMap((kind) =>
  */
 function bootImageHere(prog: string, args: Word[], st: State): boolean {
   if (prog === 'dracut' && args.some((a) => a.text === '--print-cmdline')) return true;
-  const k = args.findIndex((a) => /^(-g|--generate)$/.test(a.text));
+  const generate = args.findIndex((a) => /^(-g|--generate)$/.test(a.text));
   const image =
-    prog === 'mkinitcpio' ? args[k + 1] : prog === 'dracut' ? [...args].reverse().find((a) => !a.text.startsWith('-') && /\.img$/.test(a.text)) : undefined;
-  return image !== undefined && (k >= 0 || prog === 'dracut') && classify(image, st).cls === 'inside';
+    prog === 'dracut'
+      ? [...args].reverse().find((a) => !a.text.startsWith('-') && /\.img$/.test(a.text))
+      : prog === 'mkinitcpio' && generate >= 0
+        ? args[generate + 1]
+        : undefined;
+  return image !== undefined && classify(image, st).cls === 'inside';
 }
 const bootImage: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
@@ -1035,7 +1039,7 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   supervisord: (args) => !args.some((a) => /^(-h|--help|-v|--version)$/.test(a.text)),
   // ZFS's pools and datasets: created, destroyed, rolled back, received into or their properties set; listings and `send` to a pipe read.
   // zfs-prune-snapshots destroys the snapshots older than its age; `-n` (`-vn`) only lists them.
-  'zfs-prune-snapshots': (args, ops) => ops.length > 0 && !onlyAsksAbout(args) && !args.some((a) => /^-[a-zA-Z]*n[a-zA-Z]*$/.test(a.text)),
+  'zfs-prune-snapshots': (args, ops) => ops.length > 0 && !onlyAsksAbout(args) && !hasFlag(args, 'n'),
   zfs: (_args, ops) =>
     /^(create|destroy|rollback|set|inherit|rename|promote|clone|snapshot|receive|recv|mount|unmount|umount|allow|unallow|load-key|unload-key|change-key|upgrade)$/.test(
       ops[0] ?? '',
