@@ -546,12 +546,12 @@ function checkSecretWord(w: Word, st: State, listsNames: boolean, isSearchPatter
   )
     return danger(st, `touches a place that holds secrets (${w.text})`);
   // A home in another machine's or a container's file system (`github-runner:/home/runner/.runner`, as docker cp
-  // and scp name it) is not this machine's; the copy itself is judged by its program.
+  // and scp name it, or a mount's side in the container, `-v "$KEY_PATH":/home/app/.adept`) is not this machine's;
+  // the copy or the mount itself is judged by its program.
   if (
     !onlyVariables &&
     !listsNames &&
-    namesHomePath(w.text) &&
-    !/^[A-Za-z][\w.-]*:\//.test(w.text) &&
+    namesHomePath(w.text.replace(/(^[A-Za-z][\w.-]*|[A-Za-z_"'}])(:\/(home|root)\b[^\s:'")]*)/g, '$1')) &&
     classify(w.text.replace(/^[^/]*/, ''), st).cls !== 'inside'
   )
     return danger(st, `touches another home directory (${w.text})`);
@@ -806,6 +806,9 @@ function namedProgram(w: Word, st: State): Word[] {
   // A Makefile writes the home `$(HOME)` (`$(HOME)/go/bin/gopherjs`).
   const home = /^\$(?:\{?HOME\}?|\(HOME\))(\/[^$`"\\]+)$/.exec(w.text);
   if (home && nestsOnlyVariable(w, 'HOME') && !st.setsHome && isUserTool(`~${home[1]}`)) return [{ ...w, text: `~${home[1]}`, expands: false }];
+  // pipx's own home (`$PIPX_HOME/venvs/app/bin/pylint`) holds its applications' environments, as its default in the home does.
+  const pipx = /^\$\{?PIPX_HOME\}?(\/venvs\/[\w.-]+\/bin\/[\w.+-]+)$/.exec(w.text);
+  if (pipx && nestsOnlyVariable(w, 'PIPX_HOME')) return [{ ...w, text: `~/.local/share/pipx${pipx[1]}`, expands: false }];
   // A program of the workspace's whose name a CI workflow's matrix or inputs choose (`./dist/${{ matrix.artifact_name }}`,
   // `build-scripts/${{ matrix.script }}`): a path under the workspace, only its last name filled in.
   const chosen = /^((?:\.\/)?(?:[\w.-]+\/)*)\$\{\{\s*(?:matrix|env|inputs)\.[\w.-]+\s*\}\}([\w.-]*)$/.exec(w.text);
@@ -1567,7 +1570,8 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   const shellOrEval = SHELLS.has(prog) || prog === 'eval';
   if ((runsCode(prog) || prog === 'eval') && nestedDownloads) danger(st, 'runs code downloaded from the network');
   if ((runsCode(prog) || prog === 'eval') && prev.length && fedByDownload(prog, args, st, prev)) danger(st, `pipes downloaded or decoded content into ${prog}`);
-  const input = inputOf(cmd, prev, st);
+  // xargs hands its input on as words: the command it starts reads no script from the pipe.
+  const input = namesFromInput ? undefined : inputOf(cmd, prev, st);
   rememberWrittenFiles(words, prog, args, cmd, prev, st);
   const echoed = judgeInput(prog, args, input, st, wrapped);
   // An ftp or tftp session with a host sends, fetches and deletes files there at what is typed;

@@ -308,7 +308,9 @@ const CREDENTIAL_PRINTERS: Readonly<Record<string, RegExp>> = {
   kcc: /^(copy_cred_cache|copy-cred-cache)\b/,
   bifrost: /(^|\s)-action\s/,
   // Consul's ACL tokens listed or read show their secret IDs.
-  consul: /^acl token (list|read)\b/,
+  consul: /^acl token (list|read)\b|^kv get (-\S+ )*\S*(passw|[_/.-]pw$|pwd|secret|token|credential|api[_-]?key|private[_-]?key)/i,
+  // libgourou's acsmdownloader writes out the Adobe account's private key that opens every book it bought.
+  acsmdownloader: /(^|\s)--export-private-key\b/,
   // Headscale's API keys and pre-auth keys made are printed, each one a login to the tailnet.
   headscale: /^(apikeys?|preauthkeys?) create\b/,
   // mise's tokens shown unmasked, or got through an OAuth login.

@@ -80,7 +80,7 @@ function gitConfigReads(args: Word[]): boolean {
  * prefix (`"$(git describe --tags --abbrev=0)"`, `` `git tag --sort=-v:refname | head -1` ``, `` app-`git describe` ``).
  */
 const RELEASE_REF =
-  /^(\+?refs\/tags\/|v?\d+\.\d+(\.\d+)?([-.+][\w.]+)?(:|$)|\$[{(]?(\w*(VERSION|TAG)\w*|(\w+_)?VER)[})]?(:|$)|v\$[{(]?\w+[})]?(:|$)|v\$\{\{|[\w.-]*(\$\(|`)\s*git\s+(describe|tag)\b)/i;
+  /^(\+?refs\/tags\/|v?\d+\.\d+(\.\d+)?([-.+][\w.]+)?(:|$)|v\d+(:|$)|\$[{(]?(\w*(VERSION|TAG)\w*|(\w+_)?VER)[})]?(:|$)|v\$[{(]?\w+[})]?(:|$)|v\$\{\{|[\w.-]*(\$\(|`)\s*git\s+(describe|tag)\b)/i;
 
 /** A repository on another host, by URL or by scp's `user@host:path`. */
 const REMOTE_REPOSITORY = /^(https?|git|ssh):\/\/|^[\w.-]+@[\w.-]+:/;

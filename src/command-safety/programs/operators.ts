@@ -13,13 +13,14 @@ import { aimedOnlyAtThisMachine, contractFuzzerRun, OTHER_HOST_URL } from './unk
  * they try passwords against a hash or a service, which is an attack whatever the target; so does a tool named for brute forcing (`mcbrutal`, `rcon_bruteforcer`, `snmpbrute`),
  * for cracking (`ospf-md5-cracker`) or for decrypting stored passwords (`cisco_pwdecrypt`),
  * the wallet-key guessers that hunt funded addresses (Plutus, brainflayer, keyhunt and its BSGS server, CryptoDeepTools'
- * attacksafe) and a wallet vault's password cracker (metamask_decryptor), PDF and LEAP crackers (pdfrip, asleap), cameradar's RTSP logins and
+ * attacksafe) and a wallet vault's password cracker (metamask_decryptor), PDF and LEAP crackers (pdfrip, asleap), bkcrack's attack on a ZIP's
+ * legacy encryption, cameradar's RTSP logins and
  * the MIFARE key recoverers (mfoc, mfcuk, mfkey32 and mfkey64), and the JSON Web Token crackers
  * (jwt-cracker, jwtcrack), which guess a service's signing secret; `jtr` is John the Ripper's short name, and a
  * name that says it cracks passwords (`autopasscrack`) is one.
  */
 const CRACKERS =
-  /^([\w-]*brut(e|al|e[-_]?forcer?)|[\w-]*pass[\w-]*crack|[\w-]*[-_]cracker|crack(?!lib|mes?$)[a-z][\w-]*|[\w-]*(pw|pass|password)[-_]?decrypt(er)?|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|bfkeepforce|keepass4brute|brutespray|hydra|medusa|ncrack|patator|john|jtr|unshadow|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|asleap|pdfrip|keyhunt|bsgsd|attacksafe|metamask_decryptor[\w.-]*|snmpwn|stegcracker|jwt-cracker|jwtcrack|sipcrack|gpp-decrypt|pyrit|cowpatty)$/;
+  /^([\w-]*brut(e|al|e[-_]?forcer?)|[\w-]*pass[\w-]*crack|[\w-]*[-_]cracker|crack(?!lib|mes?$)[a-z][\w-]*|[\w-]*(pw|pass|password)[-_]?decrypt(er)?|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|bfkeepforce|keepass4brute|brutespray|hydra|medusa|ncrack|patator|john|jtr|unshadow|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|asleap|pdfrip|bkcrack|keyhunt|bsgsd|attacksafe|metamask_decryptor[\w.-]*|snmpwn|stegcracker|jwt-cracker|jwtcrack|sipcrack|gpp-decrypt|pyrit|cowpatty)$/;
 /**
  * Web scanners, content fuzzers, injection tools, the screenshotters that visit every host of a list
  * (EyeWitness, aquatone), the crawlers that build a wordlist from a site's words (CeWL), XSS and
@@ -64,6 +65,8 @@ const CRACKER_ONLY_ASKS = (args: Word[]) =>
   (args.some((a) => /^(--test(=\d+)?|-b|--benchmark)$/.test(a.text)) && operands(args, /^(-m|--hash-type|-d|--backend-devices)$/).length === 0) ||
   // hashcat's `--identify` names the hash types a file's hashes may be, and tries no password on them.
   (args.some((a) => a.text === '--identify') && operands(args).length <= 1) ||
+  // bkcrack's `-L` lists an archive's entries and how each is encrypted, and attacks none.
+  (args.length === 2 && /^(-L|--list)$/.test(args[0]!.text)) ||
   (args.some((a) => CRACKER_INFO.test(a.text)) &&
     args.every(
       (a, k) =>
@@ -310,7 +313,7 @@ const ROOTKITS =
  * list SUID files and writable services, and match the kernel against known exploits.
  */
 const PRIVILEGE_HUNTERS =
-  /^(linpeas|linenum|lse|linux-smart-enumeration|linuxprivchecker|linux-exploit-suggester(-2)?|les|unix-privesc-check|pspy(32|64)?s?|traitor|beroot|suid3num|linux_privesc_check|winpeas(x64|x86|any)?(_ofs)?|powerup|privesccheck|sharpup|seatbelt|jaws-enum)$/;
+  /^(linpeas|linenum|lse|linux-smart-enumeration|linuxprivchecker|linux-exploit-suggester(-2)?|les2?|unix-privesc-check|pspy(32|64)?s?|traitor|beroot|suid3num|linux_privesc_check|winpeas(x64|x86|any)?(_ofs)?|powerup|privesccheck|sharpup|seatbelt|jaws-enum)$/;
 /**
  * Killers of endpoint protection: a vulnerable driver loaded to end the security software's processes
  * (`Xhunter1-Killer.exe -n MsMpEng.exe`, Backstab, EDRSandblast, K7Terminator), its network silenced
@@ -737,6 +740,11 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   // flask-unsign decodes or signs a cookie held here; told to unsign one (`-u`) it guesses the app's secret key.
   { tools: /^flask-unsign$/, does: "guesses a web app's session-signing secret", harmless: (args) => !args.some((a) => /^(-u|--unsign)$/.test(a.text)) },
   { tools: HASH_EXTRACTORS, does: 'turns a key or a protected file into a hash to crack' },
+  // DeDRM's tools and plug-ins take an e-book's copy protection off with the reader's account keys, which
+  // its key finders (kindlekey, adobekey, ignoblekey) pull out of the user's reading apps.
+  // calibre-customize adding DeDRM's or Obok's plug-in makes every later import strip the protection.
+  { tools: /^calibre-customize$/, does: "installs a plug-in that removes e-books' copy protection", harmless: (args) => !args.some((a) => /dedrm|obok/i.test(a.text)) },
+  { tools: /^(dedrm|dedrm_?plugin|dedrm_tools|kindlekey|adobekey|ignoblekey|kobokey|obok|ineptepub|ineptpdf|kfxdedrm|k4mobidedrm|mobidedrm|erdr2pml)$/i, does: "removes an e-book's copy protection with the reader's account keys", harmless: onlyAsksAbout },
   { tools: CREDENTIAL_DUMPERS, does: 'dumps password hashes or stored logins', harmless: (args) => /^(version|help|list)$/.test(args[0]?.text ?? '') },
   // Asked for its protocols, a protocol's attacks or the interfaces (`yersinia -l`, `yersinia -L cdp`,
   // `yersinia interfaces`), a poisoner lists them and sends nothing.

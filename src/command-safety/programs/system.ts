@@ -913,7 +913,14 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   // rules fetched and installed; `--checkonly` only checks for an update.
   'debconf-set-selections': (args) => !onlyAsksAbout(args) && !args.some((a) => /^(-c|--checkonly)$/.test(a.text)),
   // VirtualBox's host-only and NAT networks and DHCP servers are interfaces and services of the machine.
-  VBoxManage: (_args, ops) => /^(hostonlyif|hostonlynet|natnetwork|dhcpserver)$/.test(ops[0] ?? '') && !/^(list)$/.test(ops[1] ?? ''),
+  // A machine unregistered with `--delete` takes its disks and settings with it, out of VirtualBox's own folders.
+  VBoxManage: (args, ops) =>
+    (/^(hostonlyif|hostonlynet|natnetwork|dhcpserver)$/.test(ops[0] ?? '') && !/^(list)$/.test(ops[1] ?? '')) ||
+    (ops[0] === 'unregistervm' && args.some((a) => a.text === '--delete' || a.text === '--delete-all')),
+  // safaridriver's `--enable` turns on remote automation of the user's Safari, a setting of the machine.
+  safaridriver: (args) => args.some((a) => a.text === '--enable'),
+  // Upstart's jobs are the machine's services, stopped by their bare name (`stop ota-update`).
+  stop: (_args, ops) => ops.length === 1 && /^[a-z][\w-]*$/.test(ops[0]!),
   // Metarget installs vulnerable kernels, runtimes and clusters onto the machine to attack them.
   metarget: (_args, ops) => /^(install|remove)$/.test(ops[1] ?? ''),
   // A cluster's daemons: the controller, a node's job runner, the accounting store and munge's authentication,

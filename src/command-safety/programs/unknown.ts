@@ -138,12 +138,12 @@ export function otherMachineAddress(text: string): boolean {
  * triple so) with a port after it, or given to a tool made to probe, enumerate or log in to another
  * machine (TLS and SMB scanners, NetBIOS lookups, remote desktops, CI/CD secret extractors, password sprayers, Entra ID dumpers, EXPLIoT's plugins, impacket's scripts, under their
  * own names or the `impacket-` ones distributions install them as, its ticket requesters and its writers of a domain's
- * objects, delegations and access lists among them; the 3270 terminals that log in to a mainframe):
+ * objects, delegations and access lists among them; the 3270 terminals that log in to a mainframe; cadaver's WebDAV sessions):
  * there it can only be the host.
  */
 const BARE_HOST_VARIABLE = /^\$\{?(TARGET|HOST|RHOST)\}?(:\d{1,5})?$/;
 const REMOTE_TOOL =
-  /^(impacket-)?(gettgt|getst|testssl|sslscan|sslyze|rdesktop|x?freerdp\d*|mstsc|nmblookup|nbtscan|smbmap|rpcclient|enum4linux(-ng)?|samrdump|secretsdump|psexec|wmiexec|smbexec|atexec|dcomexec|lookupsid|rpcdump|getuserspns|getnpusers|getadusers|finddelegation|smbclient|get-gpppassword|getpac|goldenpac|mssqlclient|mssqlinstance|sambapipe|rdp_check|snmpwalk|snmpget|snmpbulkwalk|onesixtyone|nikto|whatweb|wpscan|ike-scan|showmount|evil-winrm|crackmapexec|netexec|nxc|hydra|medusa|ncrack|ruler|nord-stream|gato|gato-x|atomizer|credmaster|roadrecon|roadtx|o365spray|trevorspray|sprayhound|msolspray|sprayingtoolkit|ssh-audit|expliot|sharphound|rdpscan|getnthash|gettgtpkinit|ms14-068(-checker)?|ldap_shell|cerbero|addcomputer|rbcd|dacledit|owneredit|getlapspassword|getadcomputers|changepasswd|raisechild|keylistattack|dumpntlminfo|badsuccessor|netview|wmiquery|wmipersist|rpcmap|getarch|[cswx]3270|pr3270)(\.(sh|py|pl|rb|exe))?$/i;
+  /^(impacket-)?(gettgt|getst|testssl|sslscan|sslyze|rdesktop|x?freerdp\d*|mstsc|nmblookup|nbtscan|smbmap|rpcclient|enum4linux(-ng)?|samrdump|secretsdump|psexec|wmiexec|smbexec|atexec|dcomexec|lookupsid|rpcdump|getuserspns|getnpusers|getadusers|finddelegation|smbclient|cadaver|get-gpppassword|getpac|goldenpac|mssqlclient|mssqlinstance|sambapipe|rdp_check|snmpwalk|snmpget|snmpbulkwalk|onesixtyone|nikto|whatweb|wpscan|ike-scan|showmount|evil-winrm|crackmapexec|netexec|nxc|hydra|medusa|ncrack|ruler|nord-stream|gato|gato-x|atomizer|credmaster|roadrecon|roadtx|o365spray|trevorspray|sprayhound|msolspray|sprayingtoolkit|ssh-audit|expliot|sharphound|rdpscan|getnthash|gettgtpkinit|ms14-068(-checker)?|ldap_shell|cerbero|addcomputer|rbcd|dacledit|owneredit|getlapspassword|getadcomputers|changepasswd|raisechild|keylistattack|dumpntlminfo|badsuccessor|netview|wmiquery|wmipersist|rpcmap|getarch|[cswx]3270|pr3270)(\.(sh|py|pl|rb|exe))?$/i;
 export const isRemoteTool = (name: string) => REMOTE_TOOL.test(name);
 
 /** An image or artifact in a registry on this machine (`localhost:5000/app`): a push there leaves nothing past it. */
