@@ -40,6 +40,8 @@ const SECRET_PLACE = new RegExp(
     String.raw`/var/db/(dslocal|SystemKey|krb5kdc)`,
     String.raw`Library/Keychains`,
     String.raw`/etc/krb5\.keytab`,
+    // usbmon's captures: every USB device's traffic, a keyboard's keystrokes among it.
+    String.raw`/dev/usbmon\d*|/sys/kernel/debug/usb/usbmon`,
     // Debian's MySQL maintenance account, a password that logs in as the server's administrator.
     String.raw`/etc/mysql/debian\.cnf`,
     // A copy of the machine's password hashes kept under their own name (`cat /tmp/shadow`, `vim shadow`); a directory of that name

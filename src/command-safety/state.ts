@@ -470,6 +470,9 @@ export function checkWriteTarget(target: Word, st: State, what: string): void {
   // start-up directory holds code every new shell runs; under a variable it is a package's staging tree.
   if (SHELL_LOADED_DIR.test(t) && (c.cls !== 'variable' || /^(\$\(|`)/.test(t))) return danger(st, `${what} ${t}, a directory every new shell loads code from`);
   if (TOOLCHAIN_HOME.test(t)) return danger(st, `${what} ${t}, an installed toolchain every project on the machine uses`);
+  // A variable named for the machine's sudoers or cron tables (`"${SUDOERS_DEST}"`, `${CRONTAB_PATH}/app`) says where it points.
+  if (c.cls === 'variable' && /^"?\$[{(]?\w*(SUDOERS|CRONTABS?|CRON_?(D|DIR|PATH|FILE))\w*[})]?("|\/|$)/i.test(t))
+    return danger(st, `${what} ${t}, where its variable's name says the machine's sudoers or cron tables are`);
   if (c.cls === 'variable' || c.cls === 'unknown') {
     st.repeatable = false;
     return;

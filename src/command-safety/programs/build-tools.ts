@@ -197,6 +197,13 @@ const make: Rule = ({ prog, args, st, env = [] }) => {
   // A kernel module's own targets install it under /lib/modules or load it into the running kernel.
   const kernel = targets.find((t) => /^(modules_install|modprobe|insmod|rmmod)$/.test(t.text));
   if (kernel && !onlyPrints) danger(st, `runs a make target that installs or loads a kernel module (${prog} ${kernel.text})`);
+  // A target named for the machine's package manager or device rules (`install_apt`, `deps-brew`, `reload_udev`) installs
+  // system packages or rewrites the machine's udev rules.
+  const machine = targets.find((t) => {
+    const words = t.text.split(/[-_:.]/);
+    return words.some((w) => /^(install|setup|deps|reload|update)$/.test(w)) && words.some((w) => /^(apt|brew|dnf|yum|pacman|zypper|apk|udev)$/.test(w));
+  });
+  if (machine && !onlyPrints) danger(st, `runs a make target named for the machine's packages or device rules (${prog} ${machine.text})`);
 };
 
 /**

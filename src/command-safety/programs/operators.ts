@@ -244,8 +244,8 @@ const KEYLOGGERS = /^(logkeys|xkbcat|lkl|keysniffer|xspy|xkey|[\w.-]*key-?logger
 const HIDDEN_RUNNERS = /^(ulexecve|memexec|memexec-bash|ddexec|ddsc|zapper)$/;
 const JAILBREAK_TOOLS = /^(palera1n|checkra1n|ipwndfu|ipwnder|gaster|odysseyra1n|bagbak|clutch|flexdecrypt|frida-ios-dump)$/;
 const MINERS =
-  /^(xmrig|xmrig-cuda|xmrig-proxy|xmr-stak(-rx|-cpu)?|cpuminer(-multi|-opt)?|minerd|ccminer|cgminer|bfgminer|ethminer|t-rex|lolminer|nbminer|gminer|phoenixminer|teamredminer|srbminer(-multi)?|nanominer|bzminer|rigel|onezerominer|cpuminer-gr)$/;
-const MINER_POOL = /^(-o|--url|-c|--config|-u|--user|--pool|-B|--background|--coin|--donate-level)(=|$)/;
+  /^(xmrig|xmrig-cuda|xmrig-proxy|xmr-stak(-rx|-cpu)?|cpuminer(-multi|-opt)?|minerd|ccminer|cgminer|bfgminer|ethminer|t-rex|lolminer|nbminer|gminer|phoenixminer|teamredminer|srbminer(-multi)?|nanominer|bzminer|rigel|onezerominer|cpuminer-gr|nsfminer|miniz)$/i;
+const MINER_POOL = /^(-o|--url|-c|--config|-u|--user|--pool|-pool|-P|-wal|--wallet|-B|--background|--coin|--donate-level)(=|$)|stratum\d?(\+\w+)?:\/\//;
 const minesForNoOne = (args: Word[]) =>
   args.some((a) => /^--(bench|stress)(=|$)/.test(a.text)) || (args.length > 0 && !args.some((a) => MINER_POOL.test(a.text)));
 /** DeepTeam's `scan` of a directory here reads the project's code for an application's weak points. */
@@ -740,6 +740,13 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   // flask-unsign decodes or signs a cookie held here; told to unsign one (`-u`) it guesses the app's secret key.
   { tools: /^flask-unsign$/, does: "guesses a web app's session-signing secret", harmless: (args) => !args.some((a) => /^(-u|--unsign)$/.test(a.text)) },
   { tools: HASH_EXTRACTORS, does: 'turns a key or a protected file into a hash to crack' },
+  // utmpdump's `-r` turns edited text back into the login records (utmp, wtmp) that say who logged in when.
+  { tools: /^utmpdump$/, does: "forges the machine's login records", harmless: (args) => !args.some((a) => /^(-r|--reverse)$/.test(a.text)) },
+  // Facedancer's and umap2's applets pose as USB devices to the host they plug into, to fuzz its drivers,
+  // type as a keyboard or proxy a real device's traffic.
+  { tools: /^(facedancer[\w-]*|umap2\w*)$/, does: 'poses as USB devices to fuzz, type into or intercept the host they plug into' },
+  // RemoteKeyStrokes types commands and files into another machine's remote desktop window; `-a info` only describes a module.
+  { tools: /^rks$/, does: "types commands into another machine's remote desktop session", harmless: (args) => onlyAsksAbout(args) || args.some((a, k) => a.text === 'info' && args[k - 1]?.text === '-a') },
   // DeDRM's tools and plug-ins take an e-book's copy protection off with the reader's account keys, which
   // its key finders (kindlekey, adobekey, ignoblekey) pull out of the user's reading apps.
   // calibre-customize adding DeDRM's or Obok's plug-in makes every later import strip the protection.
