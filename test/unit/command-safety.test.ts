@@ -7053,3 +7053,68 @@ describe('checkCommand on the eight read: nix-shell, sops, sound, Termux, builds
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on the sixteen read: ZIP and DRM crackers, USB posers, miners, dev servers shown to the network, and named places', () => {
+  it.each([
+    // bkcrack attacks a ZIP's legacy encryption; its listing of an archive attacks nothing.
+    ['bkcrack -C encrypted.zip -c cipher -P plain.zip -p plain', true, 'cracks'],
+    ['bkcrack -L archive.zip', false],
+    // DeDRM's tools and plug-ins strip an e-book's protection; acsmdownloader's key export prints the account's key.
+    ['python3 dedrm.py ebook DeDRMed key.txt epub', true, 'copy protection'],
+    ['calibre-customize --add DeDRM_plugin.zip', true, 'copy protection'],
+    ['calibre-customize --add my_plugin.zip', false],
+    ['acsmdownloader --export-private-key', true, 'credential'],
+    ['acsmdownloader --version', false],
+    // A key named for a password in Consul's store is a credential; its other keys are settings.
+    ['consul kv get whackywidget/db/mysql_pw', true, 'credential'],
+    ['consul kv get app/config', false],
+    // les2 is linux-exploit-suggester-2; cadaver logs in to a WebDAV share elsewhere.
+    ['perl les2.pl', true, 'way to root'],
+    ['cadaver http://demo.ine.local/webdav', true, 'other machines'],
+    // A major version's tag pushed moves a release (an action's `v5`); a branch named for a feature does not.
+    ['git push origin v5', true, 'tag'],
+    ['git push origin feature-5', false],
+    // Upstart's jobs stopped by name, Safari's automation turned on, a VM deleted with its disks.
+    ['stop ota-update', true, 'services'],
+    ['safaridriver --enable', true, 'machine'],
+    ['VBoxManage unregistervm "$VM_NAME" --delete', true, 'virtual machines'],
+    ['VBoxManage list vms', false],
+    // A command xargs starts reads its words from the pipe, not a script: `php -l` lints the files find lists.
+    ["find . -type f -name '*.php' -print0 | xargs -0 -n1 -P4 php -l -n", false],
+    ["echo 'rm -rf ~' | xargs bash -c", true, 'xargs'],
+    // pipx's applications' own environments are the user's installed tools.
+    ['$PIPX_HOME/venvs/standardebooks/bin/pylint .', false],
+    ['$HOME/.local/share/pipx/venvs/standardebooks/bin/pytest', false],
+    // A mount's container side in the home is the container's; the host's side in another home is not.
+    ['docker_args+=(-v "$KEY_PATH":/home/libgourou/.adept)', false],
+    ['docker run -v /home/u/.ssh:/root/.ssh img', true, 'secrets'],
+    // Slidev's `--remote` serves the deck to every interface and `--tunnel` to the internet.
+    ['pnpm dev --remote', true, 'every network interface'],
+    ['npm run dev -- --remote --tunnel', true, 'tunnel'],
+    ['git submodule update --remote', false],
+    // Facedancer's and umap2's applets pose as USB devices; usbmon captures every device's traffic.
+    ['umap2kitty -s keyboard.stages', true, 'USB'],
+    ['BACKEND=greatfet ./facedancer-usbproxy.py -v 046d -p c077', true, 'USB'],
+    ['cat /dev/usbmon0 | xxd', true, 'secrets'],
+    // RemoteKeyStrokes types into another machine's remote desktop; `-a info` describes a module.
+    ['rks -c payload.ps1', true, 'remote desktop'],
+    ['rks -m mayhem -s diskpart -a info', false],
+    // utmpdump's reverse forges login records; a plain dump reads them.
+    ['utmpdump -r edited.txt > wtmp.forged', true, 'login records'],
+    // GPU miners pointed at a pool by their own options.
+    ['./PhoenixMiner -pool ssl://eth.example.net:24443 -wal 0x8CB -worker p', true, 'mines'],
+    ['./nsfminer -P stratum1+ssl://0x8.w@pool.example.org:5555 -R', true, 'mines'],
+    // make targets named for the machine's package managers or udev rules.
+    ['make install_apt', true, "machine's packages"],
+    ['make reload_udev', true, "machine's packages"],
+    ['make brew-test', false],
+    // A write where a variable's name says sudoers or cron tables are.
+    ['sed "s/^a/b/" < "${SUDOERS_SOURCE}" > "${SUDOERS_DEST}"', true, 'sudoers or cron'],
+    ['echo "* * * * * php artisan schedule:run" >>${CRONTAB_PATH}/app', true, 'sudoers or cron'],
+    ['echo x > "${OUTPUT_FILE}"', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

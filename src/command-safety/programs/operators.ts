@@ -746,12 +746,24 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   // type as a keyboard or proxy a real device's traffic.
   { tools: /^(facedancer[\w-]*|umap2\w*)$/, does: 'poses as USB devices to fuzz, type into or intercept the host they plug into' },
   // RemoteKeyStrokes types commands and files into another machine's remote desktop window; `-a info` only describes a module.
-  { tools: /^rks$/, does: "types commands into another machine's remote desktop session", harmless: (args) => onlyAsksAbout(args) || args.some((a, k) => a.text === 'info' && args[k - 1]?.text === '-a') },
+  {
+    tools: /^rks$/,
+    does: "types commands into another machine's remote desktop session",
+    harmless: (args) => onlyAsksAbout(args) || args.some((a, k) => a.text === 'info' && args[k - 1]?.text === '-a'),
+  },
   // DeDRM's tools and plug-ins take an e-book's copy protection off with the reader's account keys, which
   // its key finders (kindlekey, adobekey, ignoblekey) pull out of the user's reading apps.
   // calibre-customize adding DeDRM's or Obok's plug-in makes every later import strip the protection.
-  { tools: /^calibre-customize$/, does: "installs a plug-in that removes e-books' copy protection", harmless: (args) => !args.some((a) => /dedrm|obok/i.test(a.text)) },
-  { tools: /^(dedrm|dedrm_?plugin|dedrm_tools|kindlekey|adobekey|ignoblekey|kobokey|obok|ineptepub|ineptpdf|kfxdedrm|k4mobidedrm|mobidedrm|erdr2pml)$/i, does: "removes an e-book's copy protection with the reader's account keys", harmless: onlyAsksAbout },
+  {
+    tools: /^calibre-customize$/,
+    does: "installs a plug-in that removes e-books' copy protection",
+    harmless: (args) => !args.some((a) => /dedrm|obok/i.test(a.text)),
+  },
+  {
+    tools: /^(dedrm|dedrm_?plugin|dedrm_tools|kindlekey|adobekey|ignoblekey|kobokey|obok|ineptepub|ineptpdf|kfxdedrm|k4mobidedrm|mobidedrm|erdr2pml)$/i,
+    does: "removes an e-book's copy protection with the reader's account keys",
+    harmless: onlyAsksAbout,
+  },
   { tools: CREDENTIAL_DUMPERS, does: 'dumps password hashes or stored logins', harmless: (args) => /^(version|help|list)$/.test(args[0]?.text ?? '') },
   // Asked for its protocols, a protocol's attacks or the interfaces (`yersinia -l`, `yersinia -L cdp`,
   // `yersinia interfaces`), a poisoner lists them and sends nothing.

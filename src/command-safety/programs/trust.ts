@@ -381,9 +381,19 @@ function serverChecks(prog: string, args: Word[], st: State): void {
       danger(st, `listens on every network interface (${prog} --host)`);
     // Slidev's `--remote` serves the deck to every interface (a password may follow), `--tunnel` to the internet.
     else if (/^--(remote|tunnel)$/.test(a.text) && (prog === 'slidev' || args.some((b) => /^(dev|serve|start|preview)$/.test(b.text))))
-      danger(st, a.text === '--tunnel' ? `serves what it runs to the internet through a tunnel (${prog} --tunnel)` : `listens on every network interface (${prog} --remote)`);
+      danger(
+        st,
+        a.text === '--tunnel'
+          ? `serves what it runs to the internet through a tunnel (${prog} --tunnel)`
+          : `listens on every network interface (${prog} --remote)`,
+      );
     else if (!m && !isReadOnly(prog) && !a.text.startsWith('-') && /^(0\.0\.0\.0|\[::\]):\d+$/.test(a.text) && !/^-/.test(args[k - 1]?.text ?? ''))
-      danger(st, a.text === '--tunnel' ? `serves what it runs to the internet through a tunnel (${prog} --tunnel)` : `listens on every network interface (${prog} --remote)`);
+      danger(
+        st,
+        a.text === '--tunnel'
+          ? `serves what it runs to the internet through a tunnel (${prog} --tunnel)`
+          : `listens on every network interface (${prog} --remote)`,
+      );
     // The any-address or a bare port as a one-letter option's value (`-L 0.0.0.0`, `-l :4000`), with a port as any
     // option's value (`-api 0.0.0.0:1880`), as an operand before a port (`listen 0.0.0.0 4444`), or
     // after a transport (`--connect udpin:0.0.0.0:14550`).
@@ -396,7 +406,12 @@ function serverChecks(prog: string, args: Word[], st: State): void {
         (a.text === '0.0.0.0' && /^\d{1,5}$/.test(args[k + 1]?.text ?? '') && !(/^(nc|ncat|netcat)$/.test(prog) && !hasFlag(args, 'l', ['--listen']))) ||
         /^(udp|tcp|udpin|tcpin|udpbcast)[46]?:0\.0\.0\.0:\d+$/.test(a.text))
     )
-      danger(st, a.text === '--tunnel' ? `serves what it runs to the internet through a tunnel (${prog} --tunnel)` : `listens on every network interface (${prog} --remote)`);
+      danger(
+        st,
+        a.text === '--tunnel'
+          ? `serves what it runs to the internet through a tunnel (${prog} --tunnel)`
+          : `listens on every network interface (${prog} --remote)`,
+      );
   });
   // Ray Serve's CLI shares the name of the static file server; its verbs name it (`serve run app:llm`).
   const rayServe = prog === 'serve' && /^(run|deploy|status|shutdown|config|start)$/.test(operands(args)[0]?.text ?? '');
