@@ -438,6 +438,10 @@ export const URL_TARGET = /^[a-z][\w+.-]*:\/\/[^/\s]/i;
 const SHELL_LOADED_DIR =
   /(^|\/)(bash_completion\.d|bash-completion\/completions|zsh\/(site-|vendor-)?functions|site-functions|fish\/(vendor_)?(completions|conf\.d|functions)|profile\.d)\/[^/]+$/;
 
+/** A variable named for sudoers, cron tables, shell start-up files, registry credentials or ssh trust. */
+const NAMED_TRUST_VARIABLE =
+  /^"?\$[{(]?(\w*(SUDOERS|CRONTABS?|CRON_?(D|DIR|PATH|FILE)|NPMRC|PYPIRC|NETRC|BASHRC|ZSHRC|AUTHORIZED_KEYS|KNOWN_HOSTS)\w*|(SHELL_|BASH_)?PROFILE(_PATH|_FILE)?)[})]?("|\/|$)/i;
+
 export function checkWriteTarget(target: Word, st: State, what: string): void {
   const t = target.text;
   if (gitCodePath(target, st)) danger(st, `${what} ${t}, ${GIT_CODE_REASON}`);
@@ -470,9 +474,10 @@ export function checkWriteTarget(target: Word, st: State, what: string): void {
   // start-up directory holds code every new shell runs; under a variable it is a package's staging tree.
   if (SHELL_LOADED_DIR.test(t) && (c.cls !== 'variable' || /^(\$\(|`)/.test(t))) return danger(st, `${what} ${t}, a directory every new shell loads code from`);
   if (TOOLCHAIN_HOME.test(t)) return danger(st, `${what} ${t}, an installed toolchain every project on the machine uses`);
-  // A variable named for the machine's sudoers or cron tables (`"${SUDOERS_DEST}"`, `${CRONTAB_PATH}/app`) says where it points.
-  if (c.cls === 'variable' && /^"?\$[{(]?\w*(SUDOERS|CRONTABS?|CRON_?(D|DIR|PATH|FILE))\w*[})]?("|\/|$)/i.test(t))
-    return danger(st, `${what} ${t}, where its variable's name says the machine's sudoers or cron tables are`);
+  // A variable so named (`"${SUDOERS_DEST}"`, `${CRONTAB_PATH}/app`, `$NPMRC_FILE`, `$profile_path`) says where it points.
+  // A bare lower-case `$profile` is as often a coverage or build profile.
+  if (c.cls === 'variable' && NAMED_TRUST_VARIABLE.test(t) && !/^"?\$[{(]?profile[})]?"?$/.test(t))
+    return danger(st, `${what} ${t}, where its variable's name says the machine's sudoers or cron tables, or the user's start-up or credential files, are`);
   if (c.cls === 'variable' || c.cls === 'unknown') {
     st.repeatable = false;
     return;
