@@ -7054,7 +7054,7 @@ describe('checkCommand on the eight read: nix-shell, sops, sound, Termux, builds
   });
 });
 
-describe('checkCommand on the sixteen read: ZIP and DRM crackers, USB posers, miners, dev servers shown to the network, and named places', () => {
+describe('checkCommand on the sets read: ZIP and DRM crackers, USB posers, miners, dev servers shown to the network, and named places', () => {
   it.each([
     // bkcrack attacks a ZIP's legacy encryption; its listing of an archive attacks nothing.
     ['bkcrack -C encrypted.zip -c cipher -P plain.zip -p plain', true, 'cracks'],
@@ -7112,6 +7112,16 @@ describe('checkCommand on the sixteen read: ZIP and DRM crackers, USB posers, mi
     ['sed "s/^a/b/" < "${SUDOERS_SOURCE}" > "${SUDOERS_DEST}"', true, 'sudoers or cron'],
     ['echo "* * * * * php artisan schedule:run" >>${CRONTAB_PATH}/app', true, 'sudoers or cron'],
     ['echo x > "${OUTPUT_FILE}"', false],
+    // So do variables named for a registry's credentials or the shell's start-up; Go's coverage `$profile` is no start-up file.
+    ['echo "//registry.npmjs.org/:always-auth=true" >> $NPMRC_FILE', true, 'start-up or credential'],
+    ['echo \'PATH="$HOME/bin:$PATH"\' >> $profile_path', true, 'start-up or credential'],
+    ['echo "mode: $covermode" >"$profile"', false],
+    // A build program's or bootstrapper's target named for publishing runs that target.
+    ['dotnet run/release.dll --target=PublishRelease', true, 'publishing'],
+    ['dotnet run/build.dll --target=Test', false],
+    ['./build.cmd Publish', true, 'publishing'],
+    ['./build.ps1 -Task PublishNuget -Bootstrap', true, 'publishing'],
+    ['./build.sh Release', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

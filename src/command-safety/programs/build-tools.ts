@@ -807,7 +807,6 @@ const sbt = everyday(({ prog, args, st }) => {
   st.repeatable = false;
 });
 
-/** A task runner's tasks named for publishing, deploying or releasing: running one sends the build out. */
 /**
  * A target or recipe that flashes or erases the attached board: `flash`, `erase`, `flash-all`, one named
  * for a flasher (`install-with-avrdude`, `program-dfu`), or an install of a dongle's firmware or bootloader.
@@ -817,6 +816,7 @@ const flashesBoard = (name: string) =>
   name.split(/[-_:.]/).some((w) => /^(avrdude|dfu|openocd|esptool|picotool|jlink|bossac|probe-rs)$/.test(w)) ||
   /^(install|restore)\w*(dongle|bootloader|fw)\w*$/i.test(name);
 
+/** A task runner's tasks named for publishing, deploying or releasing: running one sends the build out. */
 const outwardTasks = (runner: string, tasks: string[], st: State) => {
   const task = tasks.find(OUTWARD_TASK);
   if (task) danger(st, `runs a task named for publishing, deploying or releasing (${runner} ${task})`);
@@ -888,11 +888,14 @@ export const BUILD_TOOL_RULES: RuleTable = {
       // A global tool goes onto every later shell's PATH, as `npm install -g` does.
       if (ops[0] === 'tool' && /^(install|update|uninstall)$/.test(ops[1] ?? '') && args.some((a) => /^(-g|--global)$/.test(a.text)))
         danger(st, `installs a tool for every later shell of the user (dotnet tool ${ops[1]} --global)`);
-      // An F# build script's pipeline or target named for publishing (`dotnet fsi build.fsx -p PushClient`, `-t Release`).
-      const pipeline = args.findIndex((a) => /^(-p|--pipeline|-t|--target)$/.test(a.text));
-      const name = ops[0] === 'fsi' && pipeline >= 0 ? args[pipeline + 1]?.text : undefined;
-      if (name && outwardFirst(camelWords(name)) && !dryRun(args))
-        danger(st, `runs a build pipeline named for publishing or releasing (dotnet fsi … ${args[pipeline]!.text} ${name})`);
+      // An F# build script's pipeline or target named for publishing (`dotnet fsi build.fsx -p PushClient`, `-t Release`),
+      // or a build program's (Cake Frosting's, Nuke's: `dotnet run/release.dll --target=PublishRelease`, `DockerHubReadmePublish`).
+      const pipeline = args.findIndex((a) => /^(-p|--pipeline|-t|--target)(=|$)/.test(a.text));
+      const given = pipeline < 0 ? undefined : args[pipeline]!.text.includes('=') ? args[pipeline]!.text.replace(/^[^=]*=/, '') : args[pipeline + 1]?.text;
+      const name = (ops[0] === 'fsi' || /\.dll$/.test(ops[0] ?? '')) && given !== undefined ? given : undefined;
+      const words = name === undefined ? [] : camelWords(name.replace(/\$\{\{.*$/, ''));
+      if (name && (outwardFirst(words) || words.at(-1) === 'publish') && !dryRun(args))
+        danger(st, `runs a build pipeline named for publishing or releasing (dotnet ${ops[0]} … ${args[pipeline]!.text.replace(/=.*/, '')} ${name})`);
       // The build's output directory (`dotnet publish -c Release -o /app`) is written wherever it lies.
       if (/^(build|publish|pack)$/.test(ops[0] ?? '')) {
         const output = args.findIndex((a) => /^(-o|--output)(=|$)/.test(a.text));

@@ -130,6 +130,13 @@ function namedForPublishing(path: string, st: State, args: Word[]): void {
   )
     danger(st, `runs a script named for publishing or deploying (${path})`);
   if (script && namedForCloudAttack(name)) danger(st, `runs a script named for attacking a cloud account or harvesting its secrets (${path})`);
+  // A build bootstrapper (Nuke's `build.cmd`, psake's and Invoke-Build's `build.ps1`) given a target named for publishing
+  // (`./build.cmd Publish`, `-Task PublishNuget`) runs that target.
+  const target = /^build\.(sh|cmd|ps1|bat)$/i.test(path.replace(/^.*\//, ''))
+    ? (args.find((a, k) => /^-(task|target)$/i.test(args[k - 1]?.text ?? '')) ?? args[0])
+    : undefined;
+  if (target && /^(publish|deploy|upload|push)/i.test(target.text))
+    danger(st, `runs a build target named for publishing or deploying (${path} ${target.text})`);
 }
 
 /**
