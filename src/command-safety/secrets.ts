@@ -276,6 +276,8 @@ export const collectsStoredSecrets = (name: string) => CREDENTIAL_DUMPERS.test(n
  * database (`mkpassdb -dump`), a Kerberos ticket cache copied (`kcc copy_cred_cache`) or tickets
  * asked for and dumped (bifrost's actions)… (program → its words).
  */
+/** pass's commands that print or copy an entry, or an entry named alone (`pass web/github`). */
+const PASS_READS = /^(show|otp|grep)\b|^(-c|--clip)(=\d+)?\s|^[\w@.-]+\/[\w@./-]+$/;
 const CREDENTIAL_PRINTERS: Readonly<Record<string, RegExp>> = {
   gh: /^auth (token|status .*(-t|--show-token))/,
   gcloud: /auth (print-access-token|print-identity-token|application-default print-access-token)/,
@@ -294,7 +296,9 @@ const CREDENTIAL_PRINTERS: Readonly<Record<string, RegExp>> = {
   passpie: /^(list|export|copy)\b/,
   // Password stores' entries shown, copied or exported, and their vaults unlocked or logged in to.
   // An entry named alone (`pass social/reddit`) is shown; `-c` copies it to the clipboard.
-  pass: /^(show|otp|grep)\b|^(-c|--clip)(=\d+)?\s|^[\w@.-]+\/[\w@./-]+$/,
+  pass: PASS_READS,
+  // passage is pass with age in place of GnuPG.
+  passage: PASS_READS,
   gopass: /^(show|cat|otp|totp|clip|copy|audit|unclip)\b/,
   rbw: /^(get|code|unlock|login|register)\b/,
   bw: /^(get|list items|export|unlock|login|serve|send receive)\b/,

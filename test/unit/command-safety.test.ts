@@ -7122,6 +7122,26 @@ describe('checkCommand on the sets read: ZIP and DRM crackers, USB posers, miner
     ['./build.cmd Publish', true, 'publishing'],
     ['./build.ps1 -Task PublishNuget -Bootstrap', true, 'publishing'],
     ['./build.sh Release', false],
+    // passage is pass with age; gpg's `--edit` is `--edit-key` by its prefix.
+    ['passage generate Dev/github 32', true, 'password store'],
+    ['passage --clip VPS/linode', true, 'credential'],
+    ['passage ls', false],
+    ['gpg2 --edit Foobar', true, 'secret keys'],
+    // K210 flashers write or erase the attached board and read it out with `-R`.
+    ['./firmware/Kboot/build/ktool.py -B goE -b 1500000 -E', true, 'attached board'],
+    ['ktool.py -B goE -R -a 0x0 -L 0x1000000 /tmp/k210.flash_dump', true, 'attached chip'],
+    // A hardware wallet's ssh agent logs in with `-s` or `-c`; its GnuPG front end's init makes an identity.
+    ['trezor-agent -v foobar@hostname.com -s', true, 'logs in to another host'],
+    ['trezor-gpg init "Foobar" -vv', true, 'GnuPG'],
+    ['trezor-gpg --help', false],
+    // BDFProxy backdoors what passes through it; AFL's system configuration changes the kernel's settings.
+    ['./bdf_proxy.py', true, 'intercepts'],
+    ['afl-system-config', true, 'machine'],
+    // A make target named for ssh opens a shell on the Makefile's host.
+    ['make ssh', true, 'a host'],
+    ['make set-ssh-password', false],
+    // A bare address and port as an operand still names every interface.
+    ['docker run --init -p 4010:4010 stoplight/prism:4 mock -h 0.0.0.0 api.oas2.yml', true, 'mock 0.0.0.0'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -74,6 +74,8 @@ const WRITING_OPTIONS: Readonly<Record<string, (args: Word[]) => boolean>> = {
   i2cdetect: (args) => !args.some((a) => /^-[lF]$/.test(a.text)),
   // OpenWrt's sysupgrade flashes the router's own firmware; its test (`-T`) and backup listing only read.
   sysupgrade: (args) => !args.some((a) => /^(-T|--test|-l|--list-backup|-h|--help)$/.test(a.text)),
+  // Kendryte K210's flashers (ktool, kflash) write the firmware they are given or erase the chip (`-E`); `-R` reads it out.
+  ...Object.fromEntries(['ktool', 'kflash'].map((p) => [p, (args: Word[]) => !args.some((a) => /^(-R|--read)$/.test(a.text))])),
   // Proxmark3's flashing scripts write its bootloader and firmware whatever they are given.
   ...Object.fromEntries(['pm3-flash', 'pm3-flash-all', 'pm3-flash-bootrom', 'pm3-flash-fullimage'].map((p) => [p, () => true])),
 };
@@ -81,6 +83,7 @@ const WRITING_OPTIONS: Readonly<Record<string, (args: Word[]) => boolean>> = {
 /** The verbs and options of each flasher that dump the chip's flash, memory or EEPROM into a file. */
 const DUMPS: Readonly<Record<string, (args: Word[]) => boolean>> = {
   esptool: (args) => operands(args).some((a) => /^(read[-_]flash|read[-_]mem|dump[-_]mem)$/.test(a.text)),
+  ktool: (args) => args.some((a) => /^(-R|--read)$/.test(a.text)),
   avrdude: (args) => args.some((a, k) => /^-U/.test(a.text) && /:r:/.test(a.text === '-U' ? (args[k + 1]?.text ?? '') : a.text)),
   // flashrom's programmer (`-p ch341a_spi`) reaches the chip whatever it is then told; only its lists ask nothing of one.
   flashrom: (args) => args.some((a) => /^(-p|--programmer|-r|--read)(=|$)/.test(a.text)) && !args.some((a) => /^(-L|--list-supported)$/.test(a.text)),
@@ -154,8 +157,8 @@ const proxmark: Rule = ({ prog, args, st }) => {
   judgeUnknownProgram(prog, args, st);
 };
 
-/** Every flasher named above, with esptool's and espefuse's script names. */
-const FLASHERS = [...Object.keys(WRITES), ...Object.keys(WRITING_OPTIONS), ...Object.keys(DUMPS), 'esptool.py', 'espefuse.py'];
+/** Every flasher named above, with esptool's, espefuse's, ktool's and kflash's script names. */
+const FLASHERS = [...Object.keys(WRITES), ...Object.keys(WRITING_OPTIONS), ...Object.keys(DUMPS), 'esptool.py', 'espefuse.py', 'ktool.py', 'kflash.py'];
 
 /**
  * Depthcharge's tools given a device's configuration (`-c dev.cfg`) work through the attached device's U-Boot

@@ -191,9 +191,10 @@ const make: Rule = ({ prog, args, st, env = [] }) => {
     (t) => t.text.split(/[-_:.]/).some((w) => /^(attack(er)?|victim|exploit|exfil|pwn)\d*$/.test(w)) || /^dump[-_](flash|opt|rom|eeprom)$/.test(t.text),
   );
   if (attack && !onlyPrints) danger(st, `runs a make target named for an attack, an exploit, an exfiltration or a chip's dump (${prog} ${attack.text})`);
-  // A target named for a login (`make docker-login`, `registry-login`) signs in to a registry or a service with the user's credentials.
-  const login = targets.find((t) => t.text.split(/[-_:.]/).includes('login'));
-  if (login && !onlyPrints) danger(st, `runs a make target that logs in to a registry or a service (${prog} ${login.text})`);
+  // A target named for a login (`make docker-login`, `registry-login`) signs in to a registry or a service with the user's
+  // credentials; one named for ssh alone (`make ssh`, `pi-ssh`) opens a shell on the host the Makefile names.
+  const login = targets.find((t) => t.text.split(/[-_:.]/).includes('login') || /^([\w-]+[-_])?ssh$/.test(t.text));
+  if (login && !onlyPrints) danger(st, `runs a make target that logs in to a registry, a service or a host (${prog} ${login.text})`);
   // A kernel module's own targets install it under /lib/modules or load it into the running kernel.
   const kernel = targets.find((t) => /^(modules_install|modprobe|insmod|rmmod)$/.test(t.text));
   if (kernel && !onlyPrints) danger(st, `runs a make target that installs or loads a kernel module (${prog} ${kernel.text})`);

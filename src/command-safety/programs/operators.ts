@@ -77,11 +77,11 @@ const CRACKER_ONLY_ASKS = (args: Word[]) =>
  * NBT-NS, mDNS, DHCPv6, WPAD) or ARP in their place to catch their traffic and credentials, or forge the
  * switch's and DHCP's own protocols (yersinia's DTP and STP, voiphopper's VLAN hop, DHCP starvation), or
  * answer as a name server with forged records (dnschef) or rebind a name to internal addresses (whonow), or
- * strip or split the TLS of the traffic they catch (sslstrip, sslsplit, MITMf), given
+ * strip or split the TLS of the traffic they catch (sslstrip, sslsplit, MITMf) or backdoor the binaries it downloads (BDFProxy), given
  * no more than an interface (`responder -I eth1`): any run but help or the version is an attack on the network.
  */
 const NETWORK_POISONERS =
-  /^(responder|dementor|mitm6|bettercap|ettercap|arpspoof|dnsspoof|pretender|inveigh|yersinia|voiphopper|dhcpstarv|dnschef|whonow|sslstrip|sslsplit|mitmf)(\.(py|ps1))?$/i;
+  /^(responder|dementor|mitm6|bettercap|ettercap|arpspoof|dnsspoof|pretender|inveigh|yersinia|voiphopper|dhcpstarv|dnschef|whonow|sslstrip|sslsplit|mitmf|bdf_?proxy|mitmnbdf)(\.(py|ps1))?$/i;
 /**
  * Tools made only to attack another organisation's machines, accounts or cloud storage: coercers that
  * make a server authenticate to the attacker (PetitPotam, printerbug, DFSCoerce, Coercer), relays and
@@ -740,6 +740,18 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   // flask-unsign decodes or signs a cookie held here; told to unsign one (`-u`) it guesses the app's secret key.
   { tools: /^flask-unsign$/, does: "guesses a web app's session-signing secret", harmless: (args) => !args.some((a) => /^(-u|--unsign)$/.test(a.text)) },
   { tools: HASH_EXTRACTORS, does: 'turns a key or a protected file into a hash to crack' },
+  // The hardware wallets' ssh agents (trezor-agent, ledger-agent, onlykey-agent) log in to the host they are given with
+  // `-c` or `-s`; without them they print the key. Their GnuPG front ends' `init` makes an identity in the user's GnuPG home.
+  {
+    tools: /^(trezor|keepkey|ledger|jade|onlykey)-agent$/,
+    does: "logs in to another host with a hardware wallet's ssh key",
+    harmless: (args) => !args.some((a) => /^(-c|--connect|-s|--shell)$/.test(a.text)),
+  },
+  {
+    tools: /^(trezor|keepkey|ledger|jade|onlykey)-gpg$/,
+    does: "makes a GnuPG identity in the user's GnuPG home",
+    harmless: (args) => operands(args)[0]?.text !== 'init',
+  },
   // utmpdump's `-r` turns edited text back into the login records (utmp, wtmp) that say who logged in when.
   { tools: /^utmpdump$/, does: "forges the machine's login records", harmless: (args) => !args.some((a) => /^(-r|--reverse)$/.test(a.text)) },
   // Facedancer's and umap2's applets pose as USB devices to the host they plug into, to fuzz its drivers,

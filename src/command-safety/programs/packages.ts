@@ -270,8 +270,11 @@ const keyring: Rule = ({ prog, args, st }) => {
  * Password stores changed: entries added, edited, generated, moved or removed, the people a store is
  * encrypted to changed, or the store synced with its remote; reading them is judged in secrets.ts.
  */
+const PASS_CHANGES = /^(insert|add|edit|generate|rm|remove|delete|mv|rename|cp|copy|git|init|import)$/;
 const PASSWORD_STORE_CHANGES: Readonly<Record<string, RegExp>> = {
-  pass: /^(insert|add|edit|generate|rm|remove|delete|mv|rename|cp|copy|git|init|import)$/,
+  pass: PASS_CHANGES,
+  // passage is pass with age in place of GnuPG, its store in ~/.passage.
+  passage: PASS_CHANGES,
   gopass:
     /^(insert|new|create|edit|generate|rm|delete|remove|mv|move|cp|copy|recipients (add|remove|rm|update|ack)|sync|git|setup|init|mounts (add|remove|rm)|config|rcs)$/,
   passbolt: /^(create|update|delete|share|move)$/,

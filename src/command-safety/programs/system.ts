@@ -917,6 +917,8 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   VBoxManage: (args, ops) =>
     (/^(hostonlyif|hostonlynet|natnetwork|dhcpserver)$/.test(ops[0] ?? '') && !/^(list)$/.test(ops[1] ?? '')) ||
     (ops[0] === 'unregistervm' && args.some((a) => a.text === '--delete' || a.text === '--delete-all')),
+  // AFL's system configuration turns off the kernel's crash reporting and address randomisation and sets the CPUs' governor.
+  'afl-system-config': (args) => !onlyAsksAbout(args),
   // safaridriver's `--enable` turns on remote automation of the user's Safari, a setting of the machine.
   safaridriver: (args) => args.some((a) => a.text === '--enable'),
   // Upstart's jobs are the machine's services, stopped by their bare name (`stop ota-update`).

@@ -388,12 +388,7 @@ function serverChecks(prog: string, args: Word[], st: State): void {
           : `listens on every network interface (${prog} --remote)`,
       );
     else if (!m && !isReadOnly(prog) && !a.text.startsWith('-') && /^(0\.0\.0\.0|\[::\]):\d+$/.test(a.text) && !/^-/.test(args[k - 1]?.text ?? ''))
-      danger(
-        st,
-        a.text === '--tunnel'
-          ? `serves what it runs to the internet through a tunnel (${prog} --tunnel)`
-          : `listens on every network interface (${prog} --remote)`,
-      );
+      danger(st, `listens on every network interface (${prog} ${a.text})`);
     // The any-address or a bare port as a one-letter option's value (`-L 0.0.0.0`, `-l :4000`), with a port as any
     // option's value (`-api 0.0.0.0:1880`), as an operand before a port (`listen 0.0.0.0 4444`), or
     // after a transport (`--connect udpin:0.0.0.0:14550`).
@@ -406,12 +401,7 @@ function serverChecks(prog: string, args: Word[], st: State): void {
         (a.text === '0.0.0.0' && /^\d{1,5}$/.test(args[k + 1]?.text ?? '') && !(/^(nc|ncat|netcat)$/.test(prog) && !hasFlag(args, 'l', ['--listen']))) ||
         /^(udp|tcp|udpin|tcpin|udpbcast)[46]?:0\.0\.0\.0:\d+$/.test(a.text))
     )
-      danger(
-        st,
-        a.text === '--tunnel'
-          ? `serves what it runs to the internet through a tunnel (${prog} --tunnel)`
-          : `listens on every network interface (${prog} --remote)`,
-      );
+      danger(st, `listens on every network interface (${prog} ${a.text})`);
   });
   // Ray Serve's CLI shares the name of the static file server; its verbs name it (`serve run app:llm`).
   const rayServe = prog === 'serve' && /^(run|deploy|status|shutdown|config|start)$/.test(operands(args)[0]?.text ?? '');
@@ -499,7 +489,7 @@ const shortLetters = (a: Word) => (/^-[a-zA-Z]+$/.test(a.text) ? a.text.slice(1)
 
 /** gpg's commands that use, make or change the user's secret keys and keyring (signing, decrypting, generating, importing, deleting, exporting secrets, publishing, expiring and revoking, a smartcard's keys), each in its singular spelling too, and by the prefixes gpg takes for them (`--recv 886DDD89`, `--send`). */
 const GPG_KEY_COMMAND =
-  /^--(sign|clear-?sign|detach-sign|decrypt|decrypt-files|(full-|quick-)?gen(erate)?-key|quick-add-(key|uid)|gen-revoke|generate-revocation|import|import-ownertrust|recv(-keys?)?|receive-keys?|fetch-keys?|refresh-keys?|send(-keys?)?|delete-(secret-)?keys?|delete-secret-and-public-keys?|edit-key|card-edit|quick-(set|revoke)-[a-z-]+|(l|quick-|quick-l)?sign-key|passwd|change-passphrase|export-secret-(sub)?keys?|local-user)(=|$)/;
+  /^--(sign|clear-?sign|detach-sign|decrypt|decrypt-files|(full-|quick-)?gen(erate)?-key|quick-add-(key|uid)|gen-revoke|generate-revocation|import|import-ownertrust|recv(-keys?)?|receive-keys?|fetch-keys?|refresh-keys?|send(-keys?)?|delete-(secret-)?keys?|delete-secret-and-public-keys?|edit(-key)?|card-edit|quick-(set|revoke)-[a-z-]+|(l|quick-|quick-l)?sign-key|passwd|change-passphrase|export-secret-(sub)?keys?|local-user)(=|$)/;
 
 /**
  * Keys and capabilities: gpg, minisign and signify with the user's secret keys or keyring, ssh-keygen writing a key or
