@@ -7142,6 +7142,11 @@ describe('checkCommand on the sets read: ZIP and DRM crackers, USB posers, miner
     ['make set-ssh-password', false],
     // A bare address and port as an operand still names every interface.
     ['docker run --init -p 4010:4010 stoplight/prism:4 mock -h 0.0.0.0 api.oas2.yml', true, 'mock 0.0.0.0'],
+    // A test of the install runs in the test's own place; Windows' build tools take bare switches that start with a slash.
+    ['sh tests/test_install.sh', false],
+    ['msbuild pythonnet.sln /nologo /v:quiet /t:Clean;Rebuild', false],
+    ['csc.exe /platform:x64 /unsafe /out:loader.exe loader.cs', false],
+    ['msbuild x.sln /etc/passwd', true, 'outside the workspace'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -152,10 +152,18 @@ const INSTALLER_NAME = /(^|[-_.])install(er)?$|^get[-_.](docker|helm(-3)?)$/;
 /** A script named for setting up or removing one of the machine's services or firewall rules (`install-service.bat`, `add-firewall-rule.bat`). */
 const SERVICE_SETUP_NAME = /(^|[-_.])(install|uninstall|autostart|add|delete|remove|enable|disable)[-_.](service|daemon|firewall([-_.]rules?)?)$/;
 const PROJECT_ENVIRONMENT_INSTALL = /(^|[-_.])(pip|npm|yarn|pnpm|gem|cargo|poetry|bundle|deps|dev|bootstrap)[-_.]install$/;
+/** A test of the install (`tests/test_install.sh`) runs in the test's own place. */
+const TESTS_AN_INSTALL = /^tests?[-_.]/;
 const CI_DIRECTORY = /(^|\/)(\.github|\.circleci|\.gitlab|\.travis|travis|ci|\.ci)\//;
 function namedForInstalling(path: string, st: State, args: Word[]): void {
   const name = path.replace(/^.*\//, '').replace(/\.(sh|bash|py|rb|pl|bat|cmd|ps1)$/i, '');
-  if (!(INSTALLER_NAME.test(name) || SERVICE_SETUP_NAME.test(name)) || PROJECT_ENVIRONMENT_INSTALL.test(name) || CI_DIRECTORY.test(path)) return;
+  if (
+    !(INSTALLER_NAME.test(name) || SERVICE_SETUP_NAME.test(name)) ||
+    PROJECT_ENVIRONMENT_INSTALL.test(name) ||
+    TESTS_AN_INSTALL.test(name) ||
+    CI_DIRECTORY.test(path)
+  )
+    return;
   if (args.some((a) => /^(-h|--help|--dry-run|--version)$/.test(a.text))) return;
   // Told to install into the workspace or a temporary directory (`--dir .`, `--to /tmp`, `--prefix=./out`), it stays there.
   const destination = args.findIndex((a) => /^--(dir|to|prefix|destdir|root|target|install-dir)(=|$)/.test(a.text));

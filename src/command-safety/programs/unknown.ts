@@ -638,6 +638,8 @@ const optionWord = (args: Word[], k: number): Word | undefined => (args[k]!.text
 
 /** A Windows-style switch with a value (`/p:Configuration=Debug`, `/verbosity:minimal`). */
 const WINDOWS_SWITCH = /^\/[A-Za-z][\w-]*:/;
+/** Windows' compilers and build tools, whose bare switches (`/nologo`, `/unsafe`, `/m`) start with a slash and name no file. */
+const WINDOWS_TOOLCHAIN = /^(msbuild|csc|vbc|cl|link|lib|nuget|vstest\.console|devenv|rc|ml64?)(\.exe)?$/i;
 
 /** A listening option with a port (`tgcd -L -p 9999`, `--listen --port=8000`): a server for the network. */
 const LISTEN_OPTION = /^(-L|--listen)$/;
@@ -759,6 +761,7 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
       !/^-(subj|subject)$/.test(args[k - 1]?.text ?? '') &&
       !/^\/\/[^\s]*\[@/.test(value) &&
       !WINDOWS_SWITCH.test(value) &&
+      !(WINDOWS_TOOLCHAIN.test(prog) && /^\/[A-Za-z][\w-]*$/.test(value)) &&
       !(/^[cw]script(\.exe)?$/i.test(prog) && /^\/\/[A-Za-z]+(:\S*)?$/.test(value)) &&
       !choosesInstalledInterpreter(args, k, value)
     ) {
