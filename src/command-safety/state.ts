@@ -256,12 +256,12 @@ function defaultValue(t: string): string | undefined {
 
 /**
  * The home, and the places in it the user's shell and programs read their settings from, by the
- * variables that name them: the XDG directories, zsh's (`$ZDOTDIR`, the function path's `${fpath[1]}`, which
+ * variables that name them (in Make's spelling too, `$(HOME)`): the XDG directories, zsh's (`$ZDOTDIR`, the function path's `${fpath[1]}`, which
  * completions are written into, oh-my-zsh's `$ZSH` and `$ZSH_CUSTOM`), oh-my-bash's and fish's; and the tools' own homes a command prints (`$(pyenv root)`,
  * `$(go env GOPATH)`, `$(npm root -g)`), which lie in the home by their defaults, as Go's `$GOPATH` (`~/go`) does.
  */
 const HOME_PLACE =
-  /^"?\$\{?(HOME|GOPATH|XDG_(CONFIG|DATA|CACHE|STATE)_HOME|ZDOTDIR|fpath\[\d+\]|ZSH|ZSH_CUSTOM|OSH|OSH_CUSTOM|__fish_config_dir|__fish_user_data_dir|fisher_path)\}?"?(\/|$)|^"?(\$\$?\((shell )?|`)((py|rb|nod|go|j|pl)env root|go env GOPATH|npm (root|prefix) -g|stack path --stack-root)(\)|`)"?(\/|$)/;
+  /^"?\$\{?(HOME|GOPATH|XDG_(CONFIG|DATA|CACHE|STATE)_HOME|ZDOTDIR|fpath\[\d+\]|ZSH|ZSH_CUSTOM|OSH|OSH_CUSTOM|__fish_config_dir|__fish_user_data_dir|fisher_path)\}?"?(\/|$)|^"?\$\((HOME|XDG_(CONFIG|DATA|CACHE|STATE)_HOME)\)"?(\/|$)|^"?(\$\$?\((shell )?|`)((py|rb|nod|go|j|pl)env root|go env GOPATH|npm (root|prefix) -g|stack path --stack-root)(\)|`)"?(\/|$)/;
 
 /**
  * A Makefile's install directories (`$(PREFIX)/bin`, `${PREFIX}/include`, `$(INSTALL_PATH)`, Go's

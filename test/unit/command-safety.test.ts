@@ -7147,6 +7147,12 @@ describe('checkCommand on the sets read: ZIP and DRM crackers, USB posers, miner
     ['msbuild pythonnet.sln /nologo /v:quiet /t:Clean;Rebuild', false],
     ['csc.exe /platform:x64 /unsafe /out:loader.exe loader.cs', false],
     ['msbuild x.sln /etc/passwd', true, 'outside the workspace'],
+    // Make's `$(HOME)` is the home; a release promoted to a channel reaches its users; aura's `-A` installs from the AUR.
+    ['mkdir -p $(HOME)/.config/systemd/user/', true, 'home directory'],
+    ['echo $(HOME)', false],
+    ['snapcraft promote yazi --from-channel latest/candidate --to-channel latest/stable --yes', true, 'reaches past this machine'],
+    ['aura -A shellspec', true, 'installed packages'],
+    ['aura -As shellspec', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -225,8 +225,8 @@ const caveCarriesOut = (args: Word[]) => {
 };
 /** Flags a manager reads its own way: dpkg's -S searches for the package that owns a file, pacstall's -S searches its repositories. */
 const OWN_QUERY_FLAG: Readonly<Record<string, RegExp>> = { dpkg: /^-S$/, pacstall: /^(-S|--search)$/ };
-/** pacstall (the Pacstall AUR-like installer for Ubuntu) installs with -I and adds a repository with -A. */
-const OWN_CHANGE_FLAG: Readonly<Record<string, RegExp>> = { pacstall: /^(-I|-A|--add-repo|-Up)$/ };
+/** pacstall (the Pacstall AUR-like installer for Ubuntu) installs with -I and adds a repository with -A; aura installs the AUR's packages with -A. */
+const OWN_CHANGE_FLAG: Readonly<Record<string, RegExp>> = { pacstall: /^(-I|-A|--add-repo|-Up)$/, aura: /^-A[uxkadc]*$/ };
 const systemPackages: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   // Queries in a flag cluster (rpm -qi, pacman -Ss, -Si, -Ql) only read; so do a manager's own searches that look like another's changes.

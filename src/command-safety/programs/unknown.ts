@@ -621,9 +621,10 @@ const DESTRUCTIVE_OR_OUTWARD_VERB =
   /^((delete|destroy)(-[a-z]+)+|delete|del|rm|destroy|drop|wipe|kill|shutdown|reboot|push|upload|send([-_a-z]*?(e?mails?|alerts?|reports?|notifications?|messages?|sms|testemail|digests?|newsletters?))?|grant|unlock|flash|erase|burn)$/;
 /**
  * A subcommand that reaches past the machine: publishing (`mkdocs gh-deploy` pushes the built site, a task
- * named for the package index alone, `invoke pypi`, uploads; `guarddog pypi scan` names an ecosystem), deploying, logging in, destroying.
+ * named for the package index alone, `invoke pypi`, uploads; `guarddog pypi scan` names an ecosystem), deploying, promoting a
+ * release to its users' channel (`snapcraft promote`), logging in, destroying.
  */
-const OUTWARD = /^(publish|deploy|gh-deploy|release|upload|([a-z]+-)?login|destroy|push|(test)?pypi)$/;
+const OUTWARD = /^(publish|deploy|gh-deploy|release|promote|upload|([a-z]+-)?login|destroy|push|(test)?pypi)$/;
 
 /**
  * A code forge's objects (`gh pr`, `glab mr`, `tea issues`) and the verbs that create or change them
