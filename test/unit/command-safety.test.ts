@@ -7153,6 +7153,11 @@ describe('checkCommand on the sets read: ZIP and DRM crackers, USB posers, miner
     ['snapcraft promote yazi --from-channel latest/candidate --to-channel latest/stable --yes', true, 'reaches past this machine'],
     ['aura -A shellspec', true, 'installed packages'],
     ['aura -As shellspec', false],
+    // A shell named to a shell-choosing option, or to a completion printer, is what the program writes for.
+    ['./shellspec --shell bash --kcov', false],
+    ['eval "$(fnm env --use-on-cd --shell zsh)"', false],
+    ['musescore-manager --print-completion bash > autocomplete.bash', false],
+    ['foo --exec bash', true, 'shell or interpreter'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

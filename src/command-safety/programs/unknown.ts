@@ -18,6 +18,7 @@ import {
   WINDOWS_PLACE,
 } from '../state.js';
 import { INSTALLED } from './places.js';
+import { SHELLS } from './shells.js';
 
 /**
  * Devices and system files any program may read or write without harm (and the temporary
@@ -673,6 +674,9 @@ export function commandOptionValues(args: Word[]): Word[] {
     if (!a.text.startsWith('-') || !EXEC_OPTION.test(a.text)) continue;
     const v = optionValue(args, k);
     const w = optionWord(args, k);
+    // A shell named bare to a shell-choosing option (`shellspec --shell bash`, `fnm env --shell zsh`) picks the
+    // shell the program's own scripts or printed text are for; it hands nothing typed to it.
+    if (v !== undefined && /^--?([\w-]+-)?shell(=|$)/.test(a.text) && SHELLS.has(v)) continue;
     if (v !== undefined && w && !w.expands) out.push({ ...w, text: v });
   }
   return out;
