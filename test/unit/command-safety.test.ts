@@ -7158,6 +7158,20 @@ describe('checkCommand on the sets read: ZIP and DRM crackers, USB posers, miner
     ['eval "$(fnm env --use-on-cd --shell zsh)"', false],
     ['musescore-manager --print-completion bash > autocomplete.bash', false],
     ['foo --exec bash', true, 'shell or interpreter'],
+    // Allwinner's FEL mode writes and runs code on the attached board; fastboot's staged data fetched off it.
+    ['sunxi-fel write 0x28000 fsbl.bin', true, 'attached board'],
+    ['sunxi-fel version', false],
+    ['fastboot get_staged dustx100.bin', true, 'attached chip'],
+    ['fastboot devices', false],
+    // python-miio drives devices on the network; token extractors pull their keys out of a backup or the cloud.
+    ['mirobo update-firmware v11_003094.pkg', true, 'device on the network'],
+    ['miiocli --help', false],
+    ['miio-extract-tokens backup.ab', true, 'stored logins'],
+    // A release finalized in an error tracker, an out-of-band callback server, the desktop's file associations.
+    ['sentry-cli releases finalize $SENTRY_RELEASE', true, 'reaches past this machine'],
+    ['./xodbox serve', true, 'attack tool'],
+    ['xdg-mime default anki.desktop application/x-apkg', true, 'desktop'],
+    ['xdg-mime query default text/html', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

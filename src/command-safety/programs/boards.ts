@@ -11,6 +11,8 @@ import { judgeUnknownProgram } from './unknown.js';
 /** The verbs of each flasher that write, erase or burn (esptool's in both spellings, `write-flash` and `write_flash`). */
 const WRITES: Readonly<Record<string, RegExp>> = {
   esptool: /^(write[-_]flash|erase[-_]flash|erase[-_]region|write[-_]mem|write[-_]flash[-_]status|run)$/,
+  // Allwinner's FEL mode: memory written and code run on the attached board (`sunxi-fel write 0x28000 fsbl.bin`, `exe`).
+  'sunxi-fel': /^(write|writel|exe|execute|spl|uboot|spiflash-write|fill|clear|multiwrite)$/,
   espefuse: /^(burn[-_]\w+|write[-_]protect[-_]efuse|read[-_]protect[-_]efuse)$/,
   'idf.py':
     /^(flash|app-flash|bootloader-flash|partition-table-flash|erase-flash|erase_flash|erase-otadata|encrypted-flash|encrypted-app-flash|dfu-flash|efuse-burn[\w-]*|efuse-write-protect|efuse-read-protect)$/,
@@ -84,6 +86,9 @@ const WRITING_OPTIONS: Readonly<Record<string, (args: Word[]) => boolean>> = {
 const DUMPS: Readonly<Record<string, (args: Word[]) => boolean>> = {
   esptool: (args) => operands(args).some((a) => /^(read[-_]flash|read[-_]mem|dump[-_]mem)$/.test(a.text)),
   ktool: (args) => args.some((a) => /^(-R|--read)$/.test(a.text)),
+  'sunxi-fel': (args) => operands(args).some((a) => /^(read|dump|hexdump|spiflash-read)$/.test(a.text)),
+  // fastboot's staged data and partitions fetched off the attached device.
+  fastboot: (args) => operands(args).some((a) => /^(get_staged|fetch)$/.test(a.text)),
   avrdude: (args) => args.some((a, k) => /^-U/.test(a.text) && /:r:/.test(a.text === '-U' ? (args[k + 1]?.text ?? '') : a.text)),
   // flashrom's programmer (`-p ch341a_spi`) reaches the chip whatever it is then told; only its lists ask nothing of one.
   flashrom: (args) => args.some((a) => /^(-p|--programmer|-r|--read)(=|$)/.test(a.text)) && !args.some((a) => /^(-L|--list-supported)$/.test(a.text)),

@@ -102,7 +102,7 @@ const NETWORK_POISONERS =
  * a finder of a domain's look-alikes that resolves and fetches each one (dnstwist), a local network's ARP
  * scanner and spoofer (arp-scan, macgonuts), mappers of attack paths through a cluster or a cloud account
  * (KubeHound, CloudFox), a finder of a bucket's account (s3-account-search), a terminal hijacker (shelljack), an out-of-band server that catches the DNS, HTTP
- * and mail callbacks of blind exploits on a domain's every interface (interactsh-server), scanners and dumpers of
+ * and mail callbacks of blind exploits on a domain's every interface (interactsh-server, xodbox), scanners and dumpers of
  * exposed Firebase projects and leaky databases (firebomb, firegun, LeakLooker), SMS and call bombers that flood a
  * number with messages through public services (TBomb, sms_bomber), SigPloit's attacks on telephone networks'
  * signalling, SAP's remote-command exploiter (sapsxpg), kubeletmein's harvest of a cluster's kubelet credentials, the hunters of
@@ -116,7 +116,7 @@ const NETWORK_POISONERS =
  * version is the attack, or the framework made ready for one, whatever names the target.
  */
 const ATTACK_TOOLS =
-  /^(drxploit|mssql-spider|petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|bucket-stream|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat(-[\w.-]+)?|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|mooshy|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor|mose|dnstwist|arp-scan|macgonuts|kubehound|cloudfox|s3-account-search|shelljack|interactsh-server|kvm_prober|ctrsploit|firebomb|firegun(\.py)?|leaklooker(\.py)?|[\w-]*(sms|call|mail|[tT])[-_]?[bB]omb(er)?(\.(py|sh))?|[\w-]*[bB]omber(\.(py|sh))?|sigploit(\.py)?|sapsxpg|kubeletmein|dighub|gitgot(\.py|-docker\.sh)?|onvifscan|deepteam|prompt-security-fuzzer|enteletaor3?(\.py)?|redisexp|slackattack|(slack|gitlab|github|confluence|jira)-watchman|glpwnme|mass3|ldapx|linksiren|webshell-sniper|bluespy(\.py)?|qsreceiver|qssender|sonos-sabotage|mqulator(\.py)?|what-vpn|gophinder|nullog(\.sh)?|festin)$/i;
+  /^(drxploit|mssql-spider|petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|bucket-stream|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat(-[\w.-]+)?|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|mooshy|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor|mose|dnstwist|arp-scan|macgonuts|kubehound|cloudfox|s3-account-search|shelljack|interactsh-server|kvm_prober|ctrsploit|firebomb|firegun(\.py)?|leaklooker(\.py)?|[\w-]*(sms|call|mail|[tT])[-_]?[bB]omb(er)?(\.(py|sh))?|[\w-]*[bB]omber(\.(py|sh))?|sigploit(\.py)?|sapsxpg|kubeletmein|dighub|gitgot(\.py|-docker\.sh)?|onvifscan|deepteam|prompt-security-fuzzer|enteletaor3?(\.py)?|redisexp|slackattack|(slack|gitlab|github|confluence|jira)-watchman|glpwnme|mass3|ldapx|linksiren|webshell-sniper|bluespy(\.py)?|qsreceiver|qssender|sonos-sabotage|mqulator(\.py)?|what-vpn|gophinder|nullog(\.sh)?|festin|xodbox)$/i;
 /** yubico-piv-tool's actions (`-a status`, `--action=read-certificate`) and solo's commands that only read the key. */
 function securityKeyReads(args: Word[]): boolean {
   if (onlyAsksAbout(args)) return true;
@@ -359,10 +359,11 @@ const LOCAL_ROOT_SCRIPTS = /^dirty_?sock(v\d)?$/;
  * a domain's machines' DPAPI stores (DonPAPI), or out of the swap partition (swap_digger); and a
  * script named for stealing cookies, tokens, passwords or wallets (`cookie_retriever.py`, `grab-cookies.py`),
  * and the tools that take a browser's cookies through its debugging port (cookie_crimes,
- * WhiteChocolateMacademiaNut, chrome-remote), and dismember, which greps running processes' memory for secrets.
+ * WhiteChocolateMacademiaNut, chrome-remote), and dismember, which greps running processes' memory for secrets; and the
+ * extractors of devices' tokens from a phone's backup or the vendor's cloud (`miio-extract-tokens`, `token_extractor.py`).
  */
 const CREDENTIAL_DUMPERS =
-  /^(samdump2|bkhive2?|pwdump|cachedump|lsadump|gosecretsdump|ntdsdotsqlite|snaffler|lazagne|pypykatz|mimipenguin|donpapi|swap_digger|jenkins-dec(r)?yptor|jenkins-credentials-decryptor|mimipy|3snake|vault-exfiltrate|keychain_dumper|keychain-dumper|hack-browser-data|chrome-bandit|firefox_decrypt|keedump|firepwd|[\w-]*(cookie|token|password|passwd|wallet|credential)s?[-_]?(stealer|grabber|retriever|dumper)|(grab|steal|dump)[-_]?(cookies?|tokens?|passwords?|creds|credentials)|cookie[-_]crimes(_macos)?|whitechocolatemacademianut|chrome-remote|dismember)$/;
+  /^(samdump2|bkhive2?|pwdump|cachedump|lsadump|gosecretsdump|ntdsdotsqlite|snaffler|lazagne|pypykatz|mimipenguin|donpapi|swap_digger|jenkins-dec(r)?yptor|jenkins-credentials-decryptor|mimipy|3snake|vault-exfiltrate|keychain_dumper|keychain-dumper|hack-browser-data|chrome-bandit|firefox_decrypt|keedump|firepwd|[\w-]*(cookie|token|password|passwd|wallet|credential)s?[-_]?(stealer|grabber|retriever|dumper)|(grab|steal|dump)[-_]?(cookies?|tokens?|passwords?|creds|credentials)|cookie[-_]crimes(_macos)?|whitechocolatemacademianut|chrome-remote|dismember|miio-extract-tokens|[\w-]*tokens?[-_]extract(or)?)$/;
 /**
  * The tool a program or a script stands for: its name in lower case without a script's extension
  * (`PetitPotam.py`, `reconftw.sh`, `ssh2john.py`), as the attack tools are cloned and run by their scripts.
@@ -752,6 +753,9 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     does: "makes a GnuPG identity in the user's GnuPG home",
     harmless: (args) => operands(args)[0]?.text !== 'init',
   },
+  // python-miio's command lines drive the vacuums, lamps and plugs on the network (start, firmware updates, raw
+  // commands) or sign in to the vendor's cloud; their help asks nothing of one.
+  { tools: /^(miiocli|mirobo)$/, does: 'drives a device on the network or signs in to its vendor cloud', harmless: onlyAsksAbout },
   // utmpdump's `-r` turns edited text back into the login records (utmp, wtmp) that say who logged in when.
   { tools: /^utmpdump$/, does: "forges the machine's login records", harmless: (args) => !args.some((a) => /^(-r|--reverse)$/.test(a.text)) },
   // Facedancer's and umap2's applets pose as USB devices to the host they plug into, to fuzz its drivers,

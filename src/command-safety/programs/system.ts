@@ -1437,6 +1437,11 @@ export const SYSTEM_RULES: RuleTable = {
     dconf: desktopSetting(/^(write|reset|load|compile|update)$/),
     kwriteconfig5: desktopSetting(/./),
     kwriteconfig6: desktopSetting(/./),
+    // The desktop's file associations, default applications and menus, the user's (or the machine's, as root).
+    'xdg-mime': desktopSetting(/^(install|uninstall|default)$/),
+    'xdg-settings': desktopSetting(/^set$/),
+    'xdg-desktop-menu': desktopSetting(/^(install|uninstall|forceupdate)$/),
+    'xdg-icon-resource': desktopSetting(/^(install|uninstall|forceupdate)$/),
     'xfconf-query': ({ args, st }) => {
       if (args.some((a) => /^(-s|--set|-r|--reset|-n|--create|-t|--type)$/.test(a.text))) danger(st, `changes a setting of the user's desktop (xfconf-query)`);
     },

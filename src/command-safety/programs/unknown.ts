@@ -633,7 +633,7 @@ const OUTWARD = /^(publish|deploy|gh-deploy|release|promote|upload|([a-z]+-)?log
  */
 const FORGE_OBJECT = /^(pr|mr|issues?|epic|sprint|gists?|releases?|repo|label|secret|variable|workflow|run|ci|deployments?)$/;
 const FORGE_CHANGE =
-  /^(create|new|merge|comment|review|edit|close|reopen|delete|upload|fork|archive|rename|set|enable|disable|cancel|rerun|run|approve|ready|lock|unlock|transfer|pin|unpin)$/;
+  /^(create|new|merge|comment|review|edit|close|reopen|delete|upload|fork|archive|rename|set|enable|disable|cancel|rerun|run|approve|ready|lock|unlock|transfer|pin|unpin|finalize|set-commits|deploys)$/;
 
 /** The word that holds option k's value: the option itself (`--cmd=x`) or the next word. */
 const optionWord = (args: Word[], k: number): Word | undefined => (args[k]!.text.includes('=') ? args[k] : args[k + 1]);
