@@ -317,6 +317,10 @@ const CREDENTIAL_PRINTERS: Readonly<Record<string, RegExp>> = {
   consul: /^acl token (list|read)\b|^kv get (-\S+ )*\S*(passw|[_/.-]pw$|pwd|secret|token|credential|api[_-]?key|private[_-]?key)/i,
   // libgourou's acsmdownloader writes out the Adobe account's private key that opens every book it bought.
   acsmdownloader: /(^|\s)--export-private-key\b/,
+  // chamber's secrets in AWS's parameter store read, exported, listed with their values or handed to a command; summon
+  // fetches a secrets file's values from its provider and hands them to the command it runs.
+  chamber: /^(read|export|exec|env|history)\b|^list\b.*\s-e\b|^find\b.*--by-value\b/,
+  summon: /^(?!(-v|--version|-h|--help)$)\S/,
   // Headscale's API keys and pre-auth keys made are printed, each one a login to the tailnet.
   headscale: /^(apikeys?|preauthkeys?) create\b/,
   // mise's tokens shown unmasked, or got through an OAuth login.

@@ -7172,6 +7172,17 @@ describe('checkCommand on the sets read: ZIP and DRM crackers, USB posers, miner
     ['./xodbox serve', true, 'attack tool'],
     ['xdg-mime default anki.desktop application/x-apkg', true, 'desktop'],
     ['xdg-mime query default text/html', false],
+    // A rehearsed deletion deletes nothing; people-search and certificate-log reconnaissance by their tools' names.
+    ['greenmask --config config.yml delete --retain-recent 5 --dry-run', false],
+    ['telegram-phone-number-checker --usernames john', true, 'looks a person up'],
+    ['python3 ctfr.py -d starbucks.com', true, "enumerates a domain's hosts"],
+    ['sudomy --help', false],
+    // An installed formula's own test block runs in Homebrew's sandbox.
+    ['brew test semgrep --HEAD', false],
+    // chamber's secrets read or exported; summon hands a secrets file's values to its command.
+    ['chamber read service key', true, 'credential'],
+    ['chamber list service', false],
+    ['summon -p keyring.py -D env=dev cat @SUMMONENVFILE', true, 'credential'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

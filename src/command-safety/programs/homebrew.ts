@@ -13,10 +13,10 @@ const READS =
   /^(list|ls|info|abv|config|doctor|dr|search|desc|deps|uses|outdated|leaves|missing|options|home|homepage|docs|log|cat|formulae|casks|commands|command|tap-info|shellenv|help|fetch|--prefix|--cellar|--cache|--caskroom|--repository|--repo|--env|which-formula|livecheck|unbottled|contributions)$/;
 /**
  * Homebrew's own development commands, which check or test its code or a tap's in place (style,
- * audit, typecheck, tests, readall, an update run in a temporary clone) or vendor its gems into
- * its own repository without committing.
+ * audit, typecheck, tests, readall, an update run in a temporary clone, an installed formula's own
+ * test block) or vendor its gems into its own repository without committing.
  */
-const DEVELOPS = /^(style|audit|typecheck|tc|tests|readall|update-test|vendor-gems|install-bundler-gems|prof|ruby|irb-help|determine-test-runners)$/;
+const DEVELOPS = /^(style|audit|typecheck|tc|tests?|readall|update-test|vendor-gems|install-bundler-gems|prof|ruby|irb-help|determine-test-runners)$/;
 /** Options of `brew bundle` that take the next word. */
 const BUNDLE_VALUED = /^(--file|--global)$/;
 

@@ -43,10 +43,10 @@ const API_ATTACK_TOOLS = /^(graphql-cop|graphw00f|graphqlmap|clairvoyance|crackq
  * Subdomain finders and DNS enumerators: they enumerate a domain's hosts (by brute force, by scraping
  * sources, by asking its name servers for every record they will give), reconnaissance of another's network,
  * and the takeover checkers and resolver validators that query each of them (subjack, subzy, dnsvalidator), and
- * the finders of a domain's hosts in the code a forge's search returns (github-subdomains).
+ * the finders of a domain's hosts in the code a forge's search returns (github-subdomains) or in certificate transparency's logs (ctfr).
  */
 const DOMAIN_ENUMERATORS =
-  /^(amass|subfinder|assetfinder|sublist3r|findomain|knockpy|shuffledns|puredns|dnsenum|dnsrecon|fierce|dnsmap|dnswalk|theHarvester|subjack|subzy|subdotko|takeit|subtakover|dnsvalidator|dnsx|cero|github-subdomains|gitlab-subdomains)(\.(pl|py))?$/i;
+  /^(amass|subfinder|assetfinder|sublist3r|findomain|knockpy|shuffledns|puredns|dnsenum|dnsrecon|fierce|dnsmap|dnswalk|theHarvester|subjack|subzy|subdotko|takeit|subtakover|dnsvalidator|dnsx|cero|github-subdomains|gitlab-subdomains|sudomy|ctfr)(\.(pl|py))?$/i;
 /**
  * A cracker asked only about itself: its hash modes (`hashcat --hash-info`, `--example-hashes`, with
  * a mode to describe, `-m 1000`), its devices (`-I`, `--backend-info`) or john's lists (`--list=formats`).
@@ -197,11 +197,13 @@ const aimsAtHostedModel = (args: Word[]) =>
 const PHISHING_TOOLS = /^(evilginx[23]?([-_][\w-]+)?|evilfeed|modlishka|muraena|gophish|king-phisher|setoolkit|zphisher|socialfish|seeker|beef|beef-xss)$/;
 /**
  * People-search tools: they look a username, an email address or a phone number up across social
- * networks and services (sherlock, maigret, holehe, GHunt, PhoneInfoga, social-analyzer, Osintgram),
+ * networks and services (sherlock, maigret, holehe, GHunt, PhoneInfoga, social-analyzer, Osintgram, Social Mapper's face
+ * matching, Bellingcat's Telegram phone-number checker),
  * or a code host's users and an organisation's contributors (github-recon, gitxray), gathering a
  * person's accounts and data. Their version, help and local web interface (`serve`, `--web`) look no one up.
  */
-const PEOPLE_SEARCH = /^(sherlock|maigret|holehe|ghunt|phoneinfoga|social-analyzer|osintgram|blackbird|socialscan|toutatis|github-recon|gitxray)$/;
+const PEOPLE_SEARCH =
+  /^(sherlock|maigret|holehe|ghunt|phoneinfoga|social-analyzer|osintgram|blackbird|socialscan|toutatis|github-recon|gitxray|social_mapper|telegram[-_]phone[-_]number[-_]checker)$/;
 /**
  * Cryptocurrency miners: run against a pool they spend this machine's CPU, GPU and power for whoever
  * holds the wallet, the payload of most cryptojacking. A benchmark or a tuning run with no pool named

@@ -956,7 +956,7 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
     danger(st, `${prog} ${told.text}: a program no table names, told to delete, send or change what lies past the workspace`);
   // A service's objects deleted by name (`prefect work-pool delete pool`), cloud resources made for
   // it (`--provision-infra`), or its database erased without the question it would ask.
-  if (sub && verb && /^(delete|destroy)$/.test(verb.text))
+  if (sub && verb && /^(delete|destroy)$/.test(verb.text) && !rehearses)
     danger(st, `deletes ${prog}'s ${sub.text} where the service keeps it (${prog} ${sub.text} ${verb.text})`);
   // A program registered as one of the machine's services, or removed as one (`pgbouncer -regservice`, `--install-service`).
   const service = args.find((a) => /^--?(reg|unreg|register|unregister|install|uninstall|remove)-?service$/i.test(a.text));
