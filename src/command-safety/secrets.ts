@@ -319,7 +319,7 @@ const CREDENTIAL_PRINTERS: Readonly<Record<string, RegExp>> = {
   acsmdownloader: /(^|\s)--export-private-key\b/,
   // chamber's secrets in AWS's parameter store read, exported, listed with their values or handed to a command; summon
   // fetches a secrets file's values from its provider and hands them to the command it runs.
-  chamber: /^(read|export|exec|env|history)\b|^list\b.*\s-e\b|^find\b.*--by-value\b/,
+  chamber: /^(read|export|exec|env)\b|^list\b.*\s-e\b|^find\b.*--by-value\b/,
   summon: /^(?!(-v|--version|-h|--help)$)\S/,
   // Headscale's API keys and pre-auth keys made are printed, each one a login to the tailnet.
   headscale: /^(apikeys?|preauthkeys?) create\b/,

@@ -7165,11 +7165,14 @@ describe('checkCommand on the sets read: ZIP and DRM crackers, USB posers, miner
     ['fastboot devices', false],
     // python-miio drives devices on the network; token extractors pull their keys out of a backup or the cloud.
     ['mirobo update-firmware v11_003094.pkg', true, 'device on the network'],
+    ['mirobo consumables', false],
+    ['miiocli fan --ip 127.0.0.1 status', false],
     ['miiocli --help', false],
     ['miio-extract-tokens backup.ab', true, 'stored logins'],
     // A release finalized in an error tracker, an out-of-band callback server, the desktop's file associations.
     ['sentry-cli releases finalize $SENTRY_RELEASE', true, 'reaches past this machine'],
-    ['./xodbox serve', true, 'attack tool'],
+    ['./xodbox serve', true, 'blind exploits'],
+    ['xodbox user list', false],
     ['xdg-mime default anki.desktop application/x-apkg', true, 'desktop'],
     ['xdg-mime query default text/html', false],
     // A rehearsed deletion deletes nothing; people-search and certificate-log reconnaissance by their tools' names.

@@ -102,7 +102,7 @@ const NETWORK_POISONERS =
  * a finder of a domain's look-alikes that resolves and fetches each one (dnstwist), a local network's ARP
  * scanner and spoofer (arp-scan, macgonuts), mappers of attack paths through a cluster or a cloud account
  * (KubeHound, CloudFox), a finder of a bucket's account (s3-account-search), a terminal hijacker (shelljack), an out-of-band server that catches the DNS, HTTP
- * and mail callbacks of blind exploits on a domain's every interface (interactsh-server, xodbox), scanners and dumpers of
+ * and mail callbacks of blind exploits on a domain's every interface (interactsh-server), scanners and dumpers of
  * exposed Firebase projects and leaky databases (firebomb, firegun, LeakLooker), SMS and call bombers that flood a
  * number with messages through public services (TBomb, sms_bomber), SigPloit's attacks on telephone networks'
  * signalling, SAP's remote-command exploiter (sapsxpg), kubeletmein's harvest of a cluster's kubelet credentials, the hunters of
@@ -116,7 +116,7 @@ const NETWORK_POISONERS =
  * version is the attack, or the framework made ready for one, whatever names the target.
  */
 const ATTACK_TOOLS =
-  /^(drxploit|mssql-spider|petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|bucket-stream|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat(-[\w.-]+)?|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|mooshy|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor|mose|dnstwist|arp-scan|macgonuts|kubehound|cloudfox|s3-account-search|shelljack|interactsh-server|kvm_prober|ctrsploit|firebomb|firegun(\.py)?|leaklooker(\.py)?|[\w-]*(sms|call|mail|[tT])[-_]?[bB]omb(er)?(\.(py|sh))?|[\w-]*[bB]omber(\.(py|sh))?|sigploit(\.py)?|sapsxpg|kubeletmein|dighub|gitgot(\.py|-docker\.sh)?|onvifscan|deepteam|prompt-security-fuzzer|enteletaor3?(\.py)?|redisexp|slackattack|(slack|gitlab|github|confluence|jira)-watchman|glpwnme|mass3|ldapx|linksiren|webshell-sniper|bluespy(\.py)?|qsreceiver|qssender|sonos-sabotage|mqulator(\.py)?|what-vpn|gophinder|nullog(\.sh)?|festin|xodbox)$/i;
+  /^(drxploit|mssql-spider|petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|bucket-stream|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat(-[\w.-]+)?|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|mooshy|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor|mose|dnstwist|arp-scan|macgonuts|kubehound|cloudfox|s3-account-search|shelljack|interactsh-server|kvm_prober|ctrsploit|firebomb|firegun(\.py)?|leaklooker(\.py)?|[\w-]*(sms|call|mail|[tT])[-_]?[bB]omb(er)?(\.(py|sh))?|[\w-]*[bB]omber(\.(py|sh))?|sigploit(\.py)?|sapsxpg|kubeletmein|dighub|gitgot(\.py|-docker\.sh)?|onvifscan|deepteam|prompt-security-fuzzer|enteletaor3?(\.py)?|redisexp|slackattack|(slack|gitlab|github|confluence|jira)-watchman|glpwnme|mass3|ldapx|linksiren|webshell-sniper|bluespy(\.py)?|qsreceiver|qssender|sonos-sabotage|mqulator(\.py)?|what-vpn|gophinder|nullog(\.sh)?|festin)$/i;
 /** yubico-piv-tool's actions (`-a status`, `--action=read-certificate`) and solo's commands that only read the key. */
 function securityKeyReads(args: Word[]): boolean {
   if (onlyAsksAbout(args)) return true;
@@ -709,6 +709,17 @@ const verbReads =
     return verb === undefined ? opts.bare === true : reads.test(verb);
   };
 
+/** mirobo's verbs that move or change the vacuum, its sounds, firmware, schedule or settings. */
+const MIROBO_ACTS =
+  /^(start|home|spot|pause|stop|fanspeed|manual|install-sound|update-firmware|carpet-mode|raw-command|find|reset-consumable|zoned-clean|goto|set-volume|timezone|configure-wifi)$/;
+const miioReads = (args: Word[], tool: string) => {
+  if (onlyAsksAbout(args) || args.some((a) => THIS_MACHINE_ADDRESS.test(a.text))) return true;
+  const ops = operands(args, /^(--ip|--host|--token|--model|--file|-f)$/).map((a) => a.text);
+  if (tool === 'mirobo') return ops.length === 1 && !MIROBO_ACTS.test(ops[0]!);
+  if (ops[0] === 'devtools') return /-simulator$/.test(ops[1] ?? '');
+  return !/^(cloud|discover)$/.test(ops[0] ?? '') && /^(status|info|actions)$/.test(ops.at(-1) ?? '');
+};
+
 /**
  * The tool families judged by their name: what a run of one does, when a run is only a question about
  * the tool, and the words that make a run of it harmless. `asWritten` families are recognised by the
@@ -756,8 +767,11 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     harmless: (args) => operands(args)[0]?.text !== 'init',
   },
   // python-miio's command lines drive the vacuums, lamps and plugs on the network (start, firmware updates, raw
-  // commands) or sign in to the vendor's cloud; their help asks nothing of one.
-  { tools: /^(miiocli|mirobo)$/, does: 'drives a device on the network or signs in to its vendor cloud', harmless: onlyAsksAbout },
+  // commands), probe them or sign in to the vendor's cloud; a device's status read, a simulator here, or one at this
+  // machine's address (a simulator's) changes nothing.
+  { tools: /^(miiocli|mirobo)$/, does: 'drives a device on the network or signs in to its vendor cloud', harmless: miioReads },
+  // xodbox's server catches the callbacks of blind exploits on every interface; its configuration, users and sinks are its own files.
+  { tools: /^xodbox$/, does: 'serves the callbacks of blind exploits to the network', harmless: (args) => operands(args)[0]?.text !== 'serve' },
   // utmpdump's `-r` turns edited text back into the login records (utmp, wtmp) that say who logged in when.
   { tools: /^utmpdump$/, does: "forges the machine's login records", harmless: (args) => !args.some((a) => /^(-r|--reverse)$/.test(a.text)) },
   // Facedancer's and umap2's applets pose as USB devices to the host they plug into, to fuzz its drivers,
