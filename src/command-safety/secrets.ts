@@ -270,14 +270,15 @@ const CREDENTIAL_DUMPERS =
 /** Whether the program (or a script's file name) is a tool that collects the machine's stored secrets. */
 export const collectsStoredSecrets = (name: string) => CREDENTIAL_DUMPERS.test(name);
 
+/** pass's commands that print or copy an entry, or an entry named alone (`pass web/github`). */
+const PASS_READS = /^(show|otp|grep)\b|^(-c|--clip)(=\d+)?\s|^[\w@.-]+\/[\w@./-]+$/;
+
 /**
  * Commands that print or copy out a credential: `gh auth token`, `gcloud auth print-access-token`,
  * a local account's password hash (`dscl . -read /Users/x ShadowHashData`), the password server's
  * database (`mkpassdb -dump`), a Kerberos ticket cache copied (`kcc copy_cred_cache`) or tickets
  * asked for and dumped (bifrost's actions)… (program → its words).
  */
-/** pass's commands that print or copy an entry, or an entry named alone (`pass web/github`). */
-const PASS_READS = /^(show|otp|grep)\b|^(-c|--clip)(=\d+)?\s|^[\w@.-]+\/[\w@./-]+$/;
 const CREDENTIAL_PRINTERS: Readonly<Record<string, RegExp>> = {
   gh: /^auth (token|status .*(-t|--show-token))/,
   gcloud: /auth (print-access-token|print-identity-token|application-default print-access-token)/,

@@ -783,14 +783,14 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     does: "types commands into another machine's remote desktop session",
     harmless: (args) => onlyAsksAbout(args) || args.some((a, k) => a.text === 'info' && args[k - 1]?.text === '-a'),
   },
-  // DeDRM's tools and plug-ins take an e-book's copy protection off with the reader's account keys, which
-  // its key finders (kindlekey, adobekey, ignoblekey) pull out of the user's reading apps.
   // calibre-customize adding DeDRM's or Obok's plug-in makes every later import strip the protection.
   {
     tools: /^calibre-customize$/,
     does: "installs a plug-in that removes e-books' copy protection",
     harmless: (args) => !args.some((a) => /dedrm|obok/i.test(a.text)),
   },
+  // DeDRM's tools and plug-ins take an e-book's copy protection off with the reader's account keys, which
+  // its key finders (kindlekey, adobekey, ignoblekey) pull out of the user's reading apps.
   {
     tools: /^(dedrm|dedrm_?plugin|dedrm_tools|kindlekey|adobekey|ignoblekey|kobokey|obok|ineptepub|ineptpdf|kfxdedrm|k4mobidedrm|mobidedrm|erdr2pml)$/i,
     does: "removes an e-book's copy protection with the reader's account keys",
