@@ -1816,7 +1816,12 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
     danger(st, `writes code that makes itself root and starts a shell, a privilege escalation's payload (${prog})`);
   // The attacker's listener (`-l <lhost> -p <lport>`, `$LHOST`, `--lport 9001`) is where an exploit's
   // shell connects back or a stolen file is sent: only an attack is given one.
-  const listener = args.find((a) => /^(\$\{?)?(LHOST|LPORT)\}?$|^--?l(host|port)(=|$)/i.test(a.text));
+  // An exploit framework's options set on its command line (`-s LHOST=10.0.0.1`) name the same; a build baking
+  // them into an implant (`make linux LHOST=…`) is judged as the build.
+  const listener = args.find(
+    (a, k) =>
+      /^(\$\{?)?(LHOST|LPORT)\}?$|^--?l(host|port)(=|$)/i.test(a.text) || (/^(LHOST|LPORT)=/.test(a.text) && /^(-s|--set)$/.test(args[k - 1]?.text ?? '')),
+  );
   if (listener) danger(st, `gives ${prog} the attacker's listener, where a shell connects back (${listener.text})`);
   // The attackers' wordlists (rockyou's leaked passwords, Kali's /usr/share/wordlists, SecLists) are
   // given only to guess logins, crack hashes or fuzz a site's paths, whatever program takes them.

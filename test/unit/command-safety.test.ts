@@ -7192,3 +7192,50 @@ describe('checkCommand on the sets read: ZIP and DRM crackers, USB posers, miner
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on the eight read: exploit frameworks, cloud nukers, betting bots, phones and shell text with variables', () => {
+  it.each([
+    // An exploit framework's run or check, and its listener set on the command line; its lab stays here.
+    ['pik run opendcim_sqli_rce -t target -s LHOST=ip', true, 'exploit'],
+    ['./opendcim -t target -s LHOST=10.0.0.1', true, "attacker's listener"],
+    ['pik lab run langflow_validate_code_rce', false],
+    ['pik info opendcim_sqli_rce', false],
+    ['make windows LHOST=example.com LPORT=443', false],
+    // A cloud account's resources deleted wholesale; its inspections and dry runs only list them.
+    ['cloud-nuke aws --region us-east-1', true, 'every resource of a cloud account'],
+    ['cloud-nuke aws --dry-run --config path/to/config.yaml', false],
+    ['cloud-nuke inspect-aws --region us-east-1', false],
+    ['aws-nuke run -c config.yml --no-dry-run', true, 'every resource of a cloud account'],
+    ['aws-nuke run -c config.yml', false],
+    // A betting bot run live stakes money; its simulations, lists and history do not.
+    ['duckdice run --strategy martingale --bets 5', true, 'online casino'],
+    ['python3 duckdice_cli.py run -p my-strategy -m live-main -k KEY', true, 'online casino'],
+    ['python3 duckdice_cli.py run -s custom-script -m simulation', false],
+    ['duckdice run --strategy dalembert --bets 10 --simulate', false],
+    ['duckdice history --limit 50', false],
+    // A phone's baseband captured; its flasher, its root manager, its package manager and another SELinux context.
+    ['./qcsuper.py --adb --wireshark-live', true, 'cellular networks'],
+    ['pmbootstrap flasher flash_kernel', true, 'attached board'],
+    ['pmbootstrap install --sdcard=/dev/mmcblk0', true, 'attached board'],
+    ['pmbootstrap build hello-world', false],
+    ['magisk --stop', true, 'security policy'],
+    ['pm disable-user --user 0 com.oculus.updater', true, 'security policy'],
+    ['pm list packages', false],
+    ['runcon u:r:init:s0 stop', true, 'security policy'],
+    ['mk-sbuild --arch=armhf focal', true, 'security policy'],
+    ['crossbuilder setup-lxd', true, 'security policy'],
+    ['crossbuilder --lxd-image="ubuntu:${distro}" build', false],
+    // A multi-platform image's manifest list is made in the registry.
+    ['make docker-manifest', true, 'publishing'],
+    // A shell's text with variables in it is read as sh -c reads it; tmux's command's -c is its start directory.
+    ['script -c "crossbuilder --lxd-image=\\"ubuntu:${distro}\\" build" build.log', false],
+    ['script -c "rm -rf ${HOME}" x.log', true, 'home directory'],
+    ['tar --to-command="$CMD" -xf a.tar', true, 'computed'],
+    ["tmux new-session -d -s dev -c $PWD/server 'python3 server.py'", false],
+    ["tmux -c 'rm -rf ~' ", true, 'home directory'],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

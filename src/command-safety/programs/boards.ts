@@ -27,12 +27,16 @@ const WRITES: Readonly<Record<string, RegExp>> = {
   mtd: /^(write|erase|jffs2write|unlock|fixtrx|resetbc)$/,
   // Android's bootloader protocol: flashing or erasing a partition, unlocking the bootloader (which
   // wipes the phone), booting an image, switching slots or restarting.
+  // postmarketOS's flasher writes the kernel and root file system to the attached phone, or sideloads through adb.
+  pmbootstrap: /^flasher$/,
   fastboot:
     /^(flash|flashall|flashing|erase|format|oem|boot|update|wipe-super|set_active|snapshot-update|reboot|reboot-bootloader|reboot-recovery|reboot-fastboot|continue|delete-logical-partition|create-logical-partition|resize-logical-partition|gsi)$/,
 };
 /** Flashers driven by options: dfu-util's download (`-D`), avrdude's writes and erase, nrfjprog's programming. */
 const WRITING_OPTIONS: Readonly<Record<string, (args: Word[]) => boolean>> = {
   'dfu-util': (args) => args.some((a) => /^(-D|--download)(=|$)|^-D./.test(a.text)),
+  // postmarketOS's install written straight to an SD card (`--sdcard=/dev/mmcblk0`) overwrites that disk.
+  pmbootstrap: (args) => args.some((a) => /^--sdcard(=|$)/.test(a.text)),
   // A Makefile's variable named for a write (`$(AVRDUDE_WRITE_FLASH)`) holds avrdude's `-U flash:w:…`.
   avrdude: (args) =>
     args.some(
@@ -163,7 +167,16 @@ const proxmark: Rule = ({ prog, args, st }) => {
 };
 
 /** Every flasher named above, with esptool's, espefuse's, ktool's and kflash's script names. */
-const FLASHERS = [...Object.keys(WRITES), ...Object.keys(WRITING_OPTIONS), ...Object.keys(DUMPS), 'esptool.py', 'espefuse.py', 'ktool.py', 'kflash.py'];
+const FLASHERS = [
+  ...Object.keys(WRITES),
+  ...Object.keys(WRITING_OPTIONS),
+  ...Object.keys(DUMPS),
+  'esptool.py',
+  'espefuse.py',
+  'ktool.py',
+  'kflash.py',
+  'pmbootstrap.py',
+];
 
 /**
  * Depthcharge's tools given a device's configuration (`-c dev.cfg`) work through the attached device's U-Boot

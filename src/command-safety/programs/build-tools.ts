@@ -126,10 +126,11 @@ export const outwardTarget = (target: string) => {
   const goreleaser = words.includes('goreleaser') && words.includes('release') && !words.some((w) => /^(snapshot|dry|check|build)$/.test(w));
   // A release drafted or created on the forge (`make draft-release`, `github-release`) is made there, not built here; twine's is uploaded to the index.
   const forgeRelease = words.includes('release') && words.some((w) => /^(draft|github|gh|gitlab|create|twine)$/.test(w));
-  // An image's or a chart's push names the component after it (`docker-push-flagd`).
-  const imagePush = words.some(
-    (w, i) => w === 'push' && /^(docker|image|images|container|containers|registry|helm|chart|charts|oci)$/.test(words[i - 1] ?? ''),
-  );
+  // An image's or a chart's push names the component after it (`docker-push-flagd`); a multi-platform image's
+  // manifest list (`docker-manifest`) is made in the registry, from the images pushed there.
+  const imagePush =
+    words.some((w, i) => w === 'push' && /^(docker|image|images|container|containers|registry|helm|chart|charts|oci)$/.test(words[i - 1] ?? '')) ||
+    (words.at(-1) === 'manifest' && /^(docker|image|container|oci)$/.test(words.at(-2) ?? ''));
   return (
     goreleaser ||
     forgeRelease ||

@@ -84,7 +84,9 @@ function fromOptions(options: readonly ExecOption[], args: Word[]): Payload[] {
       if (o.separator) text = text.split(o.separator).join(' ');
       if (o.kind === 'writes') out.push({ kind: 'writes', target: { ...v, text }, via });
       else if (o.kind === 'opaque') out.push({ kind: 'opaque', via });
-      else if (v.expands && !v.nested.length) out.push({ kind: 'opaque', via });
+      // A shell's text with variables in it (`script -c "make ${target}"`) is read as `sh -c` reads it; another
+      // payload a variable completes cannot be read.
+      else if (v.expands && !v.nested.length && o.kind !== 'shell') out.push({ kind: 'opaque', via });
       else out.push({ kind: o.kind, text, via });
     }
   }
@@ -591,12 +593,14 @@ function tmuxPayloads(args: Word[]): Payload[] {
   const k = args.findIndex((a) =>
     /^(run-shell|run|new-session|new|new-window|neww|split-window|splitw|respawn-pane|if-shell|if|send-keys|send|pipe-pane|pipep)$/.test(a.text),
   );
-  if (k < 0) return [];
+  // tmux's own `-c` (before any command) runs a shell command; a command's `-c` is its start directory.
+  const own = fromOptions([{ names: ['-c'], kind: 'shell' }], k < 0 ? args : args.slice(0, k));
+  if (k < 0) return own;
   const sub = args[k]!.text;
   if (/^send/.test(sub)) return typedIntoPane(args.slice(k + 1));
   const cmd = operands(args.slice(k + 1), /^-(t|s|n|c|e|F|x|y|l|p|S)$/);
-  if (!cmd.length) return [];
-  return [{ kind: 'shell', text: cmd.map((w) => w.text).join(' '), via: `tmux ${sub}` }];
+  if (!cmd.length) return own;
+  return [...own, { kind: 'shell', text: cmd.map((w) => w.text).join(' '), via: `tmux ${sub}` }];
 }
 
 /** The keys that end a typed line, and those that only drop or suspend what the pane runs. */
@@ -824,7 +828,7 @@ const EXECUTORS: Readonly<Record<string, Executor>> = {
       args.some((a) => /^-[a-zA-Z]*r/.test(a.text)) && operands(args).length >= 2 ? [{ kind: 'writes', target: operands(args)[1]!, via: 'xxd -r' }] : [],
   },
   base64: { options: [{ names: ['--output', '-o'], kind: 'writes' }] },
-  tmux: { options: [{ names: ['-c'], kind: 'shell' }], extract: tmuxPayloads },
+  tmux: { extract: tmuxPayloads },
   ...family(['make', 'gmake'], { options: [{ names: ['--eval', '-E'], kind: 'opaque' }] }),
   split: { options: [{ names: ['--filter'], kind: 'shell' }] },
   // reviewdog runs its `-diff` command to learn what changed.

@@ -151,10 +151,11 @@ const NAMED_FOR_ATTACK = /^(det|dnsteal|egress-assess|pyexfil|[\w-]*(exfil|exilt
  * constellation, a key fob's code, a broadcast) on a band others use, which is unlawful without a
  * licence and confuses every receiver in range (PlutoSDR's and LimeSDR's players, UHD's file sender,
  * gps-sdr-sim's UHD streamer, rpitx's senders, rfcat's dongle). gr-gsm's live monitor, scanner and
- * capture, and kalibrate (`kal`), listen to the cellular networks around, which carry others' calls.
+ * capture, and kalibrate (`kal`), listen to the cellular networks around, which carry others' calls; QCSuper
+ * captures what an attached phone's or modem's Qualcomm baseband sends and receives on them.
  */
 const RADIO_TRANSMITTERS =
-  /^(plutoplayer|limeplayer|tx_samples_from_file|gps-sdr-sim-uhd|rpitx|sendiq|pifmrds|pichirp|pisstv|pocsag|rfcat|grgsm_(livemon(_headless)?|scanner|capture)|kal)$/;
+  /^(plutoplayer|limeplayer|tx_samples_from_file|gps-sdr-sim-uhd|rpitx|sendiq|pifmrds|pichirp|pisstv|pocsag|rfcat|grgsm_(livemon(_headless)?|scanner|capture)|kal|qcsuper(\.py)?)$/;
 /**
  * An RTL-SDR dongle's recorders and decoders, and tyre-pressure receivers: they record or decode the
  * signals around (others' key fobs, sensors and tyres); its self-test (`rtl_test`) receives nothing.
@@ -1174,6 +1175,31 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     harmless: (args) => args.some((a) => /^(--list|-l|--listloaders)$/.test(a.text)) || operands(args)[0]?.text === 'devices',
   },
   { tools: LOCAL_ROOT_SCRIPTS, does: 'runs a local exploit, made to take root' },
+  // pik's exploit modules run or checked against a target; its lab runs them against a container of its own,
+  // and its lists, module details and standalone builds reach no one.
+  { tools: /^pik$/, does: 'runs or checks an exploit against a target', harmless: (args) => !/^(run|check|exploit)$/.test(operands(args)[0]?.text ?? '') },
+  // cloud-nuke deletes every resource of an AWS or GCP account it can find; its inspections and dry runs list them.
+  // aws-nuke and its kin run dry unless told `--no-dry-run`.
+  {
+    tools: /^cloud-nuke$/,
+    does: 'deletes every resource of a cloud account it can reach',
+    harmless: (args) => args.length === 0 || onlyAsksAbout(args) || /^inspect-/.test(operands(args)[0]?.text ?? '') || args.some((a) => a.text === '--dry-run'),
+  },
+  {
+    tools: /^(aws|azure|gcp)-nuke$/,
+    does: 'deletes every resource of a cloud account it can reach',
+    harmless: (args) => !args.some((a) => a.text === '--no-dry-run'),
+  },
+  // A casino's betting bot run live (`duckdice run --strategy martingale`) stakes the account's money; its simulations,
+  // lists, balance and history place no bet.
+  {
+    tools: /^duckdice(_cli(\.py)?)?$/,
+    does: "places bets with the account's money at an online casino",
+    harmless: (args) =>
+      operands(args)[0]?.text !== 'run' ||
+      args.length === 1 ||
+      args.some((a, k) => a.text === '--simulate' || (/^(-m|--mode)$/.test(a.text) && args[k + 1]?.text === 'simulation')),
+  },
   // Exploits named as their vulnerabilities are (PrintNightmare, IngressNightmare): run, they attack what they are aimed at.
   { tools: /^[a-z]+nightmare$/, does: 'runs an exploit named for the vulnerability it attacks' },
   // Log and history wipers (covermyass, moonwalk): they clear or restore the machine's logs to hide a session.

@@ -894,6 +894,16 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   pihole: (args, ops) => !onlyAsksAbout(args) && !/^(status|version|-v|-q|query|-t|tail|-c|chronometer|-d|debug)$/.test(ops[0] ?? args[0]?.text ?? ''),
   // Android's system properties set on the device the shell runs on (`setprop persist.sys.usb.config adb`).
   setprop: (_args, ops) => ops.length > 1,
+  // An Android device's own root manager and package manager, run in its shell: Magisk's daemon stopped or
+  // started, an app disabled, removed or granted a permission for every user of the phone.
+  magisk: (args) => !onlyAsksAbout(args) && !args.some((a) => /^(-c|-v|-V|--path|--list)$/.test(a.text)),
+  pm: (_args, ops) => /^(disable(-user)?|enable|uninstall|install|grant|revoke|clear|hide|unhide|suspend|set-\w+|reset-permissions)$/.test(ops[0] ?? ''),
+  // A command run as another SELinux context (`runcon u:r:init:s0 stop`) acts with that context's rights, init's among them.
+  runcon: (args) => !onlyAsksAbout(args),
+  // Ubuntu's sbuild chroots are made with sudo under /var/lib/schroot and /etc/schroot; crossbuilder's
+  // `setup-lxd` installs LXD and adds the user to its group.
+  'mk-sbuild': (args) => !onlyAsksAbout(args),
+  crossbuilder: (_args, ops) => ops.includes('setup-lxd'),
   // Windows' COM servers registered or unregistered in the machine's registry.
   ...Object.fromEntries(['regsvr32', 'regsvr32.exe'].map((p) => [p, (args: Word[]) => !args.some((a) => /^[-/][?h]$/i.test(a.text))])),
   swapon: (args) => !args.some((a) => /^(-s|--show|--summary)$/.test(a.text)),
