@@ -896,7 +896,9 @@ function checkAssignments(words: Word[], st: State): void {
     if (
       CODE_LOADING_VARIABLES.test(name) &&
       !(LIBRARY_LOADERS.test(name) && !w.expands && ownLibraries(value, st)) &&
-      !(INTERPRETER_OPTION_VARIABLES.test(name) && !w.expands && harmlessInterpreterSwitches(value, st))
+      !(INTERPRETER_OPTION_VARIABLES.test(name) && !w.expands && harmlessInterpreterSwitches(value, st)) &&
+      // ENV names the start-up file an interactive sh reads; a plain word (`make ENV=ctf`) names a deployment, not a file.
+      !(name === 'ENV' && !w.expands && /^[\w-]+$/.test(value))
     )
       danger(st, `sets ${name}, which loads code into the programs run (${w.text})`);
     else if (COMMAND_VARIABLES.test(name)) {

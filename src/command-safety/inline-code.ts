@@ -27,7 +27,7 @@ const PY_LITERAL = String.raw`(?:'[^'\\]*'|"[^"\\]*")`;
  * Where a program is on the PATH (`shutil.which('uv')`): looked up, not run; a random token or id made
  * here (`secrets.token_hex()`); a module's version or the file it was loaded from (`parsetab.__file__`).
  */
-const PY_VALUE = String.raw`(?:secrets\.token_(?:hex|urlsafe)\(\s*\d*\s*\)|uuid\.uuid4\(\s*\)|${PY_MODULE}\.__(?:version|file)__|sys\.version(?:_info)?(?:\[\s*:?\s*\d+\s*\])?|sys\.executable|platform\.python_version\(\s*\)|shutil\.which\(\s*${PY_LITERAL}\s*\)|json\.load\(\s*(?:sys\.stdin|open\(\s*(?:'${JSON_FILE}'|"${JSON_FILE}")\s*\))\s*\)${ACCESS})`;
+const PY_VALUE = String.raw`(?:secrets\.token_(?:hex|urlsafe)\(\s*\d*\s*\)|uuid\.uuid4\(\s*\)|${PY_MODULE}\.__(?:version|file)__|sys\.version(?:_info)?(?:\[\s*:?\s*\d+\s*\])?|sys\.executable|sys\.(?:platform|maxsize|byteorder)|sys\.get(?:filesystemencoding|defaultencoding|recursionlimit)\(\s*\)|platform\.python_version\(\s*\)|shutil\.which\(\s*${PY_LITERAL}\s*\)|json\.load\(\s*(?:sys\.stdin|open\(\s*(?:'${JSON_FILE}'|"${JSON_FILE}")\s*\))\s*\)${ACCESS})`;
 /** A literal formatted with those values (`'{}.{}'.format(*sys.version_info)`): text made of them. */
 const PY_FORMATTED = String.raw`${PY_LITERAL}\.format\(\s*\*?${PY_VALUE}(?:\s*,\s*\*?${PY_VALUE})*\s*\)`;
 /** An f-string whose every field is one of those values (`f'torch {torch.__version__}'`): text made of them. */

@@ -59,8 +59,9 @@ const R_DEV =
   /^(devtools|testthat|rcmdcheck|pkgdown|roxygen2|lintr|styler|remotes|pak|litedown|rmarkdown|knitr|tools|bookdown|spelling|tinytest|BiocManager|renv)::/;
 /** Their functions that send something out or change the user's settings: a release, a coverage upload, a site pushed, a profile edited. */
 const R_OUTWARD = /::(release|submit_cran|codecov|coveralls|deploy_\w*|use_github\w*|edit_\w*|upload\w*)$/;
+/** R's own calls that read or name things, a script of the workspace sourced, the session's objects saved to a file, and knitr's renderers once loaded. */
 const R_BASE =
-  /^(install\.packages|library|require|requireNamespace|file\.path|normalizePath|contrib\.url|c|list|paste0?|Sys\.getenv|getwd|sessionInfo|print|invisible)$/;
+  /^(install\.packages|library|require|requireNamespace|file\.path|normalizePath|contrib\.url|c|list|paste0?|Sys\.getenv|getwd|sessionInfo|print|invisible|source|save|ls|knit|knit2pdf|knit2html|purl)$/;
 /** The public package repositories R installs from by default. */
 const R_PUBLIC_REPO = /^https:\/\/(cloud\.r-project\.org|cran\.r-project\.org|cran\.rstudio\.com|bioconductor\.org|[\w-]+\.r-universe\.dev)\/?$/;
 const R: Language = {

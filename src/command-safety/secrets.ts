@@ -352,7 +352,7 @@ export const FILE_PRINTERS = /^(cat|head|tail|less|more|strings|base64|xxd|od|ta
 const DOTENV = /(^|\/)[\w-]*\.env(\.(?!(example|sample|template|dist|defaults?|schema)$)[\w.-]+)?$/;
 /**
  * A cloud service account's key file by its usual names (`serviceaccount.json`, `service-account-key.json`,
- * Google's `client_secret_….json`, a provider's `creds.json` or `credentials.json`), a secret, key, token or password
+ * Google's `client_secret_….json`, a provider's `creds.json` or `credentials.json`, an app's `secrets.json` or `api_keys.json`), a secret, key, token or password
  * kept as a text file (`creds.txt`, `secretkey`, `jupyter-token.txt`, `admin_password.txt`, `.htpasswd`, Pure-FTPd's `pureftpd.passwd`), rsh's trusted hosts (`.rhosts`),
  * Jenkins' stored credentials (`credentials.xml`), and Rails' and Jenkins' master keys (`config/master.key`,
  * `secrets/master.key`, `hudson.util.Secret`), a signing keystore (`release.keystore`, `.jks`, `.p12`) and
@@ -360,7 +360,7 @@ const DOTENV = /(^|\/)[\w-]*\.env(\.(?!(example|sample|template|dist|defaults?|s
  * other secret.
  */
 const KEY_FILE =
-  /(^|\/)(service[-_]?account[\w.-]*\.json|creds\.(json|txt)|credentials\.(json|txt)|secret[-_]?key(\.\w+)?|secrets?\.txt|[\w-]*[-_]token\.txt|[\w-]*[-_]password\.txt|\.h?passwd|[\w-]+\.passwd|\.rhosts|credentials\.xml|client_secret[\w.-]*\.json|master\.key|hudson\.util\.Secret|[\w.-]+\.(keystore|jks|p12|pfx)|([\w-]*[_-])?id_(rsa|dsa|ecdsa|ed25519)(_sk)?(\.(bak|old|orig|backup|save|copy|key))?~?)$/i;
+  /(^|\/)(service[-_]?account[\w.-]*\.json|creds\.(json|txt)|credentials\.(json|txt)|([\w-]*[-_])?(secrets|keys|api[-_]?keys)\.json|secret[-_]?key(\.\w+)?|secrets?\.txt|[\w-]*[-_]token\.txt|[\w-]*[-_]password\.txt|\.h?passwd|[\w-]+\.passwd|\.rhosts|credentials\.xml|client_secret[\w.-]*\.json|master\.key|hudson\.util\.Secret|[\w.-]+\.(keystore|jks|p12|pfx)|([\w-]*[_-])?id_(rsa|dsa|ecdsa|ed25519)(_sk)?(\.(bak|old|orig|backup|save|copy|key))?~?)$/i;
 
 /**
  * A file inside a container whose name says it holds a secret (a flag, a password, a key): its path

@@ -7233,6 +7233,29 @@ describe('checkCommand on the eight read: exploit frameworks, cloud nukers, bett
     ['tar --to-command="$CMD" -xf a.tar', true, 'computed'],
     ["tmux new-session -d -s dev -c $PWD/server 'python3 server.py'", false],
     ["tmux -c 'rm -rf ~' ", true, 'home directory'],
+    // Web scanners and password sprayers by name; GPS simulators that transmit; a serial uploader to an ESP8266.
+    ['cat api_endpoints.txt | xssforge scan --format jsonl', true, 'web server'],
+    ['TheSprayer.exe -p Passwords.txt', true, 'sprays passwords'],
+    ['TheSprayer.exe --help', false],
+    ['pluto-gps-sim -e brdc3540.14n -l 30.28,120.03,100', true, 'radio bands'],
+    ['./LimeGPSServer -e brdc0350.18n', true, 'radio bands'],
+    ['gps-sdr-sim -e brdc3540.14n -l 30.28,120.03,100', false],
+    ['./luatool.py -f init.lua', true, 'attached board'],
+    // ENV names an interactive sh's start-up file; a plain word names a deployment.
+    ['make ENV=ctf VERBOSE="-v"', false],
+    ['ENV=/tmp/rc sh -i', true, 'loads code'],
+    // Inline code that only reads the interpreter's settings, knitr's renders and a sourced script of the workspace.
+    ['python -c "import sys; print(sys.getfilesystemencoding())"', false],
+    ['R -e "library(knitr); knit2pdf(\'report.Rnw\')"', false],
+    ['R -e \'source("/etc/x.R")\'', true, 'inline R'],
+    // A hook stage names which hooks run; Fly's secrets unset and its remote console.
+    ['pre-commit run --hook-stage push --all-files', false],
+    ['fly secrets unset API_KEY', true, 'infrastructure'],
+    ['fly console --command "ls"', true, 'infrastructure'],
+    // An app's secrets or keys file printed; an example of one holds none.
+    ['cat /workspace/keys.json', true, 'key file'],
+    ['cat secrets.example.json', false],
+    ['ffmpeg -vaapi_device /dev/dri/renderD128 -i in.mp4 -c:v h264_vaapi out.mp4', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -35,6 +35,8 @@ const WRITES: Readonly<Record<string, RegExp>> = {
 /** Flashers driven by options: dfu-util's download (`-D`), avrdude's writes and erase, nrfjprog's programming. */
 const WRITING_OPTIONS: Readonly<Record<string, (args: Word[]) => boolean>> = {
   'dfu-util': (args) => args.some((a) => /^(-D|--download)(=|$)|^-D./.test(a.text)),
+  // NodeMCU's uploader writes Lua files into the attached ESP8266's flash over its serial console, or lists and runs them there.
+  luatool: () => true,
   // postmarketOS's install written straight to an SD card (`--sdcard=/dev/mmcblk0`) overwrites that disk.
   pmbootstrap: (args) => args.some((a) => /^--sdcard(=|$)/.test(a.text)),
   // A Makefile's variable named for a write (`$(AVRDUDE_WRITE_FLASH)`) holds avrdude's `-U flash:w:…`.
@@ -176,6 +178,7 @@ const FLASHERS = [
   'ktool.py',
   'kflash.py',
   'pmbootstrap.py',
+  'luatool.py',
 ];
 
 /**

@@ -1062,10 +1062,13 @@ export const BUILD_TOOL_RULES: RuleTable = {
     // Zig's and OCaml's build tools and OCaml's package manager: everyday tools, judged as above.
     // `init-templatedir` writes a hook into a template directory and points the user's global git
     // configuration (init.templateDir) at it, so every later clone runs it.
-    'pre-commit': everyday(({ args, st }) => {
+    // A hook stage (`--hook-stage push`) names which of the project's hooks run, not a push.
+    'pre-commit': ({ prog, args, st }) => {
+      const hookStage = args.findIndex((a) => /^(--hook-stage|--hook-type|-t)$/.test(a.text));
+      judgeUnknownProgram(prog, hookStage < 0 ? args : args.filter((_a, k) => k !== hookStage && k !== hookStage + 1), st);
       if (operands(args)[0]?.text === 'init-templatedir')
         danger(st, "changes the user's global git configuration, every later clone's hooks (pre-commit init-templatedir)");
-    }),
+    },
     // pre-commit's reimplementation, run on the same hooks' file.
     prek: everyday(),
     mdbook: everyday(),

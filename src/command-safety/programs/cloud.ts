@@ -504,7 +504,7 @@ function readCrane(prog: string, args: Word[]): Reading {
 const READS =
   /^(list|ls|describe|get|show|plan|validate|fmt|version|help|output|graph|providers|head|wait|logs|top|explain|diff|status|whoami|info|template|lint|search|preview|api-resources|api-versions|cluster-info|view|history)([-_].*)?$/;
 const CHANGES =
-  /^(apply|destroy|down|kill|import|taint|untaint|force-unlock|refresh|up|delete|rm|rb|mv|cp|sync|mb|create|update|deploy|put|set|add|remove|start|stop|restart|reset|resize|terminate|reboot|run|exec|ssh|scp|scale|patch|replace|rollout|drain|cordon|uncordon|label|annotate|edit|install|uninstall|upgrade|rollback|login|invoke|publish|attach|detach|modify|enable|disable|purge|cancel|promote|push|release|revoke|authorize|assign|grant|register|deregister|tag|untag|restore|copy|move|port-forward|proxy|submit|resubmit|retry|suspend|clear|archive|roll|rotate|activate|deactivate|flush|pause|resume|associate|disassociate|suppress|launch|signup)([-_].*)?$/;
+  /^(apply|destroy|down|kill|import|taint|untaint|force-unlock|refresh|up|delete|rm|rb|mv|cp|sync|mb|create|update|deploy|put|set|add|remove|start|stop|restart|reset|resize|terminate|reboot|run|exec|ssh|scp|scale|patch|replace|rollout|drain|cordon|uncordon|label|annotate|edit|install|uninstall|upgrade|rollback|login|invoke|publish|attach|detach|modify|enable|disable|purge|cancel|promote|push|release|revoke|authorize|assign|grant|register|deregister|tag|untag|restore|copy|move|port-forward|proxy|submit|resubmit|retry|suspend|clear|archive|roll|rotate|activate|deactivate|flush|pause|resume|associate|disassociate|suppress|launch|signup|unset|console)([-_].*)?$/;
 
 function readByFirstVerb(prog: string, args: Word[]): Reading {
   for (const o of text(operands(args))) {

@@ -27,12 +27,12 @@ const CRACKERS =
  * NoSQL-injection scanners (dalfox, nosqli, NoSQLMap), cache-poisoning, request-smuggling and 403-bypass
  * probes (wcvs, h2csmuggler, smuggler, byp4xx, nomore403), CRLF-injection fuzzers (crlfuzz), firewall fingerprinters (wafw00f) and exploiters of a
  * server's misconfiguration (nginxpwner, shortscan), a shop's scanner for its known holes (magescan) and
- * template-injection exploiters (SSTImap, tplmap), a forum's vulnerability scanner (discoursemap), and the recon crawlers that map a target's every URL for them (gospider, hakrawler):
+ * template-injection exploiters (SSTImap, tplmap), cross-site scripting scanners (XSStrike, xssforge), a forum's vulnerability scanner (discoursemap), and the recon crawlers that map a target's every URL for them (gospider, hakrawler):
  * made to probe or attack a web server (its paths,
  * logins, plug-ins, parameters), so any run but help or the version is an attack on a host.
  */
 const WEB_ATTACK_TOOLS =
-  /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike|skipfish|wapiti|arachni|cewl|eyewitness|aquatone|gowitness|log4j-scan|dalfox|nosqli|nosqlmap|wcvs|wafw00f|byp4xx|shortscan|bypass-403(\.sh)?|h2csmuggler(\.py)?|smuggler(\.py)?|nginxpwner(\.py)?|magescan(\.phar)?|sstimap(\.py)?|tplmap(\.py)?|gospider|hakrawler|jaeles|nosqli-scan|airixss|nomore403|crlfuzz|discoursemap|crawlergo|loxs(\.py)?|katana|ssrfuzz)$/;
+  /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike|xssforge|skipfish|wapiti|arachni|cewl|eyewitness|aquatone|gowitness|log4j-scan|dalfox|nosqli|nosqlmap|wcvs|wafw00f|byp4xx|shortscan|bypass-403(\.sh)?|h2csmuggler(\.py)?|smuggler(\.py)?|nginxpwner(\.py)?|magescan(\.phar)?|sstimap(\.py)?|tplmap(\.py)?|gospider|hakrawler|jaeles|nosqli-scan|airixss|nomore403|crlfuzz|discoursemap|crawlergo|loxs(\.py)?|katana|ssrfuzz)$/;
 /**
  * GraphQL's and APIs' attack tools: they fingerprint an API's server, recover its schema with
  * introspection off, brute force its queries' arguments or logins, or guess its hidden parameters
@@ -150,12 +150,13 @@ const NAMED_FOR_ATTACK = /^(det|dnsteal|egress-assess|pyexfil|[\w-]*(exfil|exilt
  * Radio transmitters for software-defined radios: they send a recorded or synthesised signal (a GPS
  * constellation, a key fob's code, a broadcast) on a band others use, which is unlawful without a
  * licence and confuses every receiver in range (PlutoSDR's and LimeSDR's players, UHD's file sender,
- * gps-sdr-sim's UHD streamer, rpitx's senders, rfcat's dongle). gr-gsm's live monitor, scanner and
+ * gps-sdr-sim's UHD streamer and the GPS simulators that transmit straight from a PlutoSDR, LimeSDR, bladeRF or
+ * HackRF, rpitx's senders, rfcat's dongle). gr-gsm's live monitor, scanner and
  * capture, and kalibrate (`kal`), listen to the cellular networks around, which carry others' calls; QCSuper
  * captures what an attached phone's or modem's Qualcomm baseband sends and receives on them.
  */
 const RADIO_TRANSMITTERS =
-  /^(plutoplayer|limeplayer|tx_samples_from_file|gps-sdr-sim-uhd|rpitx|sendiq|pifmrds|pichirp|pisstv|pocsag|rfcat|grgsm_(livemon(_headless)?|scanner|capture)|kal|qcsuper(\.py)?)$/;
+  /^(plutoplayer|limeplayer|tx_samples_from_file|gps-sdr-sim-uhd|rpitx|sendiq|pifmrds|pichirp|pisstv|pocsag|rfcat|grgsm_(livemon(_headless)?|scanner|capture)|kal|qcsuper(\.py)?|(pluto|lime|multi-sdr|bladerf|hackrf|usrp)-?gps-?sim|limegps(server)?)$/;
 /**
  * An RTL-SDR dongle's recorders and decoders, and tyre-pressure receivers: they record or decode the
  * signals around (others' key fobs, sensors and tyres); its self-test (`rtl_test`) receives nothing.
@@ -735,6 +736,9 @@ interface NamedFamily {
 }
 const NAMED_FAMILIES: readonly NamedFamily[] = [
   { tools: CRACKERS, does: 'guesses or cracks passwords', onlyAsks: CRACKER_ONLY_ASKS, harmless: (args) => contractFuzzerRun(args) },
+  // A program named for spraying (`TheSprayer.exe`, `http-spray`, `Invoke-DomainPasswordSpray`) tries a few passwords
+  // against every account of a directory or a service, and asks the directory for its accounts and lockout policy first.
+  { tools: /^[\w.-]*spray(er|ing)?([-_.][\w.-]*)?$/i, does: "sprays passwords at a directory's or a service's accounts, as its name says" },
   // shlima's fortune shares the name of the quote printer; its brute-force verbs hunt funded wallets.
   {
     tools: /^fortune$/,

@@ -901,9 +901,9 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   // A command run as another SELinux context (`runcon u:r:init:s0 stop`) acts with that context's rights, init's among them.
   runcon: (args) => !onlyAsksAbout(args),
   // Ubuntu's sbuild chroots are made with sudo under /var/lib/schroot and /etc/schroot; crossbuilder's
-  // `setup-lxd` installs LXD and adds the user to its group.
+  // `setup-lxd` installs LXD and adds the user to its group, and its `deploy` installs the build on the attached device.
   'mk-sbuild': (args) => !onlyAsksAbout(args),
-  crossbuilder: (_args, ops) => ops.includes('setup-lxd'),
+  crossbuilder: (_args, ops) => ops.some((o) => /^(setup-lxd|deploy)$/.test(o)),
   // Windows' COM servers registered or unregistered in the machine's registry.
   ...Object.fromEntries(['regsvr32', 'regsvr32.exe'].map((p) => [p, (args: Word[]) => !args.some((a) => /^[-/][?h]$/i.test(a.text))])),
   swapon: (args) => !args.some((a) => /^(-s|--show|--summary)$/.test(a.text)),

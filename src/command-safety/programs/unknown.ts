@@ -27,7 +27,7 @@ import { SHELLS } from './shells.js';
  * manager's trusted keys (/usr/share/keyrings) are no shared data: a key written there signs packages.
  */
 const HARMLESS_PLACE =
-  /^\/(dev\/(null|zero|stdout|stderr|stdin|tty|full|random|urandom|fd\/\d+)|proc\/(self\/)?(cpuinfo|meminfo|loadavg|uptime|version)|usr\/(share(?!\/keyrings(\/|$))|include|lib|local\/(share|include|lib))|etc\/ssh\/[^/]+\.pub$|System\/(Library|Applications|iOSSupport))(\/|$)/;
+  /^\/(dev\/(null|zero|stdout|stderr|stdin|tty|full|random|urandom|fd\/\d+|dri\/renderD\d+)|proc\/(self\/)?(cpuinfo|meminfo|loadavg|uptime|version)|usr\/(share(?!\/keyrings(\/|$))|include|lib|local\/(share|include|lib))|etc\/ssh\/[^/]+\.pub$|System\/(Library|Applications|iOSSupport))(\/|$)/;
 /** `user@host`, `user@host:path`, `host:/path`: another machine (an e-mail address in an option's value aside). */
 const REMOTE = /^([\w.-]+@[\w.-]+\.?[\w-]*(:\S*)?|[\w-]+(\.[\w-]+)+:\/\S*)$/;
 /**
