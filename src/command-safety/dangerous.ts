@@ -551,7 +551,7 @@ function checkSecretWord(w: Word, st: State, listsNames: boolean, isSearchPatter
   if (
     !onlyVariables &&
     !listsNames &&
-    namesHomePath(w.text.replace(/(^[A-Za-z][\w.-]*|[A-Za-z_"'}])(:\/(home|root)\b[^\s:'")]*)/g, '$1')) &&
+    namesHomePath(w.text.includes(':/') ? w.text.replace(/(^[A-Za-z][\w.-]*|[A-Za-z_"'}])(:\/(home|root)\b[^\s:'")]*)/g, '$1') : w.text) &&
     classify(w.text.replace(/^[^/]*/, ''), st).cls !== 'inside'
   )
     return danger(st, `touches another home directory (${w.text})`);

@@ -18,7 +18,7 @@ import {
   word,
 } from '../state.js';
 import { dryRun, nugetSettings } from './packages.js';
-import { judgeScript, OUTWARD_TASK } from './places.js';
+import { camelWords, judgeScript, OUTWARD_TASK, outwardFirst } from './places.js';
 import { ADB_VALUED } from './executors.js';
 import { FRIDA_ELSEWHERE } from './operators.js';
 import { crawlTargetNamed, installsOutside, judgeUnknownProgram, otherMachineAddress, serverNamed } from './unknown.js';
@@ -215,14 +215,6 @@ const make: Rule = ({ prog, args, st, env = [] }) => {
  */
 const JVM_PUBLISH =
   /^(.*:)?(deploy(:.*)?|sign-and-deploy-file|publish\w*|upload\w*|release:(prepare|perform|stage|rollback|branch)|closeAndReleaseRepository|closeAndReleaseSonatypeStagingRepository|jib|jib:build|sonarqube|sonar(:sonar)?)$/;
-/** A name's words, split where camel case starts one (`publishToSonatype` → publish, to, sonatype). */
-const camelWords = (name: string) => name.split(/(?=[A-Z])/).map((w) => w.toLowerCase());
-/**
- * A task or pipeline whose first word publishes (`publishToSonatype`, `PushClient`, `Release`),
- * unless its last says it only writes or checks (`releaseNotes`, `publishCheck`).
- */
-const outwardFirst = (words: string[]) =>
-  /^(publish|upload|deploy|release|push)$/.test(words[0]!) && !/^(notes|changelog|check|verify|info|version)$/.test(words.at(-1)!);
 /**
  * Gradle's tasks that upload, read by the words of their camel-cased name (a project path before
  * `:` aside), whose first word is the verb by Gradle's habit: publish, upload, deploy, release or

@@ -91,6 +91,15 @@ export const PUBLISHING_SCRIPT =
  * `release` counts as its last word after `-` too, unless the word before says the task comes before
  * or checks the release (`double-check-before-release`, `pre-release`, `test-release`).
  */
+/** A name's words, split where camel case starts one (`publishToSonatype` → publish, to, sonatype). */
+export const camelWords = (name: string) => name.split(/(?=[A-Z])/).map((w) => w.toLowerCase());
+/**
+ * A task or pipeline whose first word publishes (`publishToSonatype`, `PushClient`, `Release`),
+ * unless its last says it only writes or checks (`releaseNotes`, `publishCheck`).
+ */
+export const outwardFirst = (words: string[]) =>
+  /^(publish|upload|deploy|release|push)$/.test(words[0]!) && !/^(notes|changelog|check|verify|info|version)$/.test(words.at(-1)!);
+
 export const OUTWARD_TASK = (task: string) =>
   PUBLISHING_SCRIPT.test(task) || (/(^|[-:_.])release$/.test(task) && !/(^|[-:_.])(before|pre|prepare|check|test|verify)[-:_.]release$/.test(task));
 
@@ -134,7 +143,9 @@ function namedForPublishing(path: string, st: State, args: Word[]): void {
   const target = /^build\.(sh|cmd|ps1|bat)$/i.test(path.replace(/^.*\//, ''))
     ? (args.find((a, k) => /^-(task|target)$/i.test(args[k - 1]?.text ?? '')) ?? args[0])
     : undefined;
-  if (target && /^(publish|deploy|upload|push)/i.test(target.text))
+  // `Release` first is as often the build's configuration (`./build.sh Release`) as a target.
+  const targetWords = target && !target.text.startsWith('-') ? target.text.split(/[-_:.]/).flatMap(camelWords) : [];
+  if (target && targetWords[0] && targetWords[0] !== 'release' && outwardFirst(targetWords))
     danger(st, `runs a build target named for publishing or deploying (${path} ${target.text})`);
 }
 
