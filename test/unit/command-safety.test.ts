@@ -7256,6 +7256,22 @@ describe('checkCommand on the eight read: exploit frameworks, cloud nukers, bett
     ['cat /workspace/keys.json', true, 'key file'],
     ['cat secrets.example.json', false],
     ['ffmpeg -vaapi_device /dev/dri/renderD128 -i in.mp4 -c:v h264_vaapi out.mp4', false],
+    // A people-search tool; a bake told to push; CodePush's releases; Botasaurus' cloud; MSYS2's shell wrapper.
+    ['user-scanner -u johndoe', true, 'looks a person up'],
+    ['docker buildx bake -f docker-bake.hcl app --push', true, 'registry'],
+    ['docker buildx bake -f docker-bake.hcl app', false],
+    ['code-push-standalone release-react MyApp-iOS ios', true, 'infrastructure'],
+    ['code-push-standalone app list', false],
+    ['python -m bota create-ip', true, 'infrastructure'],
+    ['msys2do pacman --noconfirm -S --needed git', true, 'packages'],
+    ['msys2do make', false],
+    // A VLAN added; Warewulf's cluster configuration; a phone's DRM keys pulled out.
+    ['vconfig add eth0 100', true, 'network'],
+    ['wwctl configure --all', true, 'network'],
+    ['wwctl node list', false],
+    ['keydive -kw -a player', true, 'DRM device keys'],
+    // A script that makes an installer builds a file.
+    ['./utils/create-windows-installer.sh x64', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

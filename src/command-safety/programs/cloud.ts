@@ -900,11 +900,27 @@ const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) =
   // Teleport's admin client adds join tokens, users and roles to the cluster it signs in to.
   // Pulsar's admin clients create, update and delete the clusters, tenants, topics and functions of the brokers they reach.
   // redc builds, starts, stops and runs commands on red-team machines in the cloud accounts it holds; its listings and plans read.
+  // CodePush's clients release an app's update to every installed copy (`release-react`), patch or promote a release and make access keys.
+  // Botasaurus' `bota` makes static IPs, clusters and VMs in the Google Cloud account and installs apps on them.
   ...Object.fromEntries(
-    ['doctl', 'flyctl', 'fly', 'oci', 'ibmcloud', 'fission', 'eksctl', 'argo', 'tctl', 'uberspace', 'pulsar-admin', 'pulsarctl', 'redc'].map((p) => [
-      p,
-      readByFirstVerb,
-    ]),
+    [
+      'doctl',
+      'flyctl',
+      'fly',
+      'oci',
+      'ibmcloud',
+      'fission',
+      'eksctl',
+      'argo',
+      'tctl',
+      'uberspace',
+      'pulsar-admin',
+      'pulsarctl',
+      'redc',
+      'code-push',
+      'code-push-standalone',
+      'bota',
+    ].map((p) => [p, readByFirstVerb]),
   ),
   // Pydio Cells' client (`cec`) moves and removes the files of the server it signs in to, and keeps its sign-in;
   // a copy up to it (`cec scp ./x cells://common-files/`) changes them, one down from it lands here.

@@ -200,12 +200,12 @@ const PHISHING_TOOLS = /^(evilginx[23]?([-_][\w-]+)?|evilfeed|modlishka|muraena|
 /**
  * People-search tools: they look a username, an email address or a phone number up across social
  * networks and services (sherlock, maigret, holehe, GHunt, PhoneInfoga, social-analyzer, Osintgram, Social Mapper's face
- * matching, Bellingcat's Telegram phone-number checker),
+ * matching, Bellingcat's Telegram phone-number checker, user-scanner),
  * or a code host's users and an organisation's contributors (github-recon, gitxray), gathering a
  * person's accounts and data. Their version, help and local web interface (`serve`, `--web`) look no one up.
  */
 const PEOPLE_SEARCH =
-  /^(sherlock|maigret|holehe|ghunt|phoneinfoga|social-analyzer|osintgram|blackbird|socialscan|toutatis|github-recon|gitxray|social_mapper|telegram[-_]phone[-_]number[-_]checker)$/;
+  /^(sherlock|maigret|holehe|ghunt|phoneinfoga|social-analyzer|osintgram|blackbird|socialscan|toutatis|github-recon|gitxray|social_mapper|telegram[-_]phone[-_]number[-_]checker|user-scanner)$/;
 /**
  * Cryptocurrency miners: run against a pool they spend this machine's CPU, GPU and power for whoever
  * holds the wallet, the payload of most cryptojacking. A benchmark or a tuning run with no pool named
@@ -801,6 +801,8 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     does: "removes an e-book's copy protection with the reader's account keys",
     harmless: onlyAsksAbout,
   },
+  // KeyDive hooks the attached phone's Widevine service and pulls out its device keys, which decrypt protected streams.
+  { tools: /^keydive$/, does: "pulls an attached phone's DRM device keys out of its Widevine service", harmless: onlyAsksAbout },
   { tools: CREDENTIAL_DUMPERS, does: 'dumps password hashes or stored logins', harmless: (args) => /^(version|help|list)$/.test(args[0]?.text ?? '') },
   // Asked for its protocols, a protocol's attacks or the interfaces (`yersinia -l`, `yersinia -L cdp`,
   // `yersinia interfaces`), a poisoner lists them and sends nothing.

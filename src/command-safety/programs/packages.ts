@@ -223,8 +223,8 @@ const images: Rule = (ctx) => {
   pushesImage(ctx);
   // The image group's own push (`docker image push --all-tags NAME`), and a multi-platform manifest's (`podman manifest push --all`).
   if ((ops[0] === 'image' || ops[0] === 'manifest') && ops[1] === 'push') danger(ctx.st, `pushes an image to a registry (${ctx.prog} ${ops[0]} push)`);
-  // A build told to push what it builds (`docker buildx build --push -t user/app .`, `--output type=registry`).
-  const builds = ops[0] === 'build' || (ops[0] === 'buildx' && ops[1] === 'build') || (ops[0] === 'image' && ops[1] === 'build');
+  // A build told to push what it builds (`docker buildx build --push -t user/app .`, `--output type=registry`), a bake's targets too.
+  const builds = ops[0] === 'build' || (ops[0] === 'buildx' && /^(build|bake)$/.test(ops[1] ?? '')) || (ops[0] === 'image' && ops[1] === 'build');
   // Tagged only for a registry on this machine (`-t localhost:5000/bin --push`, a CI job's own), the push goes nowhere past it.
   const tags = ctx.args.flatMap((a, k) => (/^(-t|--tag)(=|$)/.test(a.text) ? [optionValue(ctx.args, k) ?? ''] : []));
   const onlyHere = tags.length > 0 && tags.every((t) => THIS_MACHINE_REGISTRY.test(t)) && !ctx.args.some((a) => /(^|[,=])name=/.test(a.text));
@@ -232,7 +232,7 @@ const images: Rule = (ctx) => {
   if (builds && ctx.args.some((a, k) => /^--net(work)?=host$/.test(a.text) || (/^--net(work)?$/.test(a.text) && ctx.args[k + 1]?.text === 'host')))
     danger(ctx.st, `builds an image whose steps run on this machine's own network (${ctx.prog} build --network host)`);
   if (builds && !onlyHere && ctx.args.some((a) => a.text === '--push' || /(^|[,=])(type=registry|push=true)(,|$)/.test(a.text)))
-    danger(ctx.st, `pushes the image it builds to a registry (${ctx.prog} ${ops[0] === 'build' ? 'build' : `${ops[0]} build`} --push)`);
+    danger(ctx.st, `pushes the image it builds to a registry (${ctx.prog} ${ops[0] === 'build' ? 'build' : `${ops[0]} ${ops[1]}`} --push)`);
 };
 
 /**

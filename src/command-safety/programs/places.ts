@@ -162,15 +162,15 @@ const INSTALLER_NAME = /(^|[-_.])install(er)?$|^get[-_.](docker|helm(-3)?)$/;
 /** A script named for setting up or removing one of the machine's services or firewall rules (`install-service.bat`, `add-firewall-rule.bat`). */
 const SERVICE_SETUP_NAME = /(^|[-_.])(install|uninstall|autostart|add|delete|remove|enable|disable)[-_.](service|daemon|firewall([-_.]rules?)?)$/;
 const PROJECT_ENVIRONMENT_INSTALL = /(^|[-_.])(pip|npm|yarn|pnpm|gem|cargo|poetry|bundle|deps|dev|bootstrap)[-_.]install$/;
-/** A test of the install (`tests/test_install.sh`) runs in the test's own place. */
-const TESTS_AN_INSTALL = /^tests?[-_.]/;
+/** A test of the install (`tests/test_install.sh`) runs in the test's own place; a script that makes an installer (`create-windows-installer.sh`) builds a file. */
+const TESTS_OR_BUILDS_AN_INSTALLER = /^(tests?|create|make|build|package)[-_.]/;
 const CI_DIRECTORY = /(^|\/)(\.github|\.circleci|\.gitlab|\.travis|travis|ci|\.ci)\//;
 function namedForInstalling(path: string, st: State, args: Word[]): void {
   const name = path.replace(/^.*\//, '').replace(/\.(sh|bash|py|rb|pl|bat|cmd|ps1)$/i, '');
   if (
     !(INSTALLER_NAME.test(name) || SERVICE_SETUP_NAME.test(name)) ||
     PROJECT_ENVIRONMENT_INSTALL.test(name) ||
-    TESTS_AN_INSTALL.test(name) ||
+    TESTS_OR_BUILDS_AN_INSTALLER.test(name) ||
     CI_DIRECTORY.test(path)
   )
     return;

@@ -60,6 +60,8 @@ const WRAPPERS: Readonly<Record<string, { valued?: RegExp; valuedTwice?: RegExp;
   ltrace: { valued: /^-(o|e|p|u|s|a|n|A|D|F|l|x)$/ },
   timeout: { valued: /^-(s|k|-signal|-kill-after)$/, operands: 1 },
   logsave: { operands: 1 },
+  // MSYS2's setup action runs its command in the MSYS2 shell (`msys2do pacman -S …`).
+  msys2do: {},
   // Emscripten's wrappers run the build tool with its compilers in the environment.
   emmake: {},
   emcmake: {},

@@ -904,6 +904,11 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   // `setup-lxd` installs LXD and adds the user to its group, and its `deploy` installs the build on the attached device.
   'mk-sbuild': (args) => !onlyAsksAbout(args),
   crossbuilder: (_args, ops) => ops.some((o) => /^(setup-lxd|deploy)$/.test(o)),
+  // A VLAN interface added to or removed from the machine's network.
+  vconfig: (_args, ops) => /^(add|rem|set_\w+)$/.test(ops[0] ?? ''),
+  // Warewulf's provisioning of a cluster: `configure` rewrites the machine's DHCP, TFTP, NFS and hosts services;
+  // a node's or a profile's settings, added, set or deleted, change what every node of them boots.
+  wwctl: (_args, ops) => ops[0] === 'configure' || (/^(node|profile)$/.test(ops[0] ?? '') && /^(add|set|delete|unset|edit|import)$/.test(ops[1] ?? '')),
   // Windows' COM servers registered or unregistered in the machine's registry.
   ...Object.fromEntries(['regsvr32', 'regsvr32.exe'].map((p) => [p, (args: Word[]) => !args.some((a) => /^[-/][?h]$/i.test(a.text))])),
   swapon: (args) => !args.some((a) => /^(-s|--show|--summary)$/.test(a.text)),
