@@ -7272,6 +7272,15 @@ describe('checkCommand on the eight read: exploit frameworks, cloud nukers, bett
     ['keydive -kw -a player', true, 'DRM device keys'],
     // A script that makes an installer builds a file.
     ['./utils/create-windows-installer.sh x64', false],
+    // A Chromebook's firmware flags and values; a make target's path of steps; a Kubernetes attack framework.
+    ['futility gbb --flash -s --flags=0x8090', true, 'security policy'],
+    ['futility gbb -g bios.bin', false],
+    ['crossystem block_devmode=0', true, 'security policy'],
+    ['crossystem hwid', false],
+    ['vpd -i RW_VPD block_devmode=0', true, 'security policy'],
+    ['make -C build/container/ clean publish/multi-arch-base-tag AGENT_VERSION=1', true, 'publishing'],
+    ['make test/automated', false],
+    ['kubeshadow recon --k8s-only', true, 'attack tool'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -121,7 +121,8 @@ const GO_BUILD_VALUED = /^-(tags|ldflags|gcflags|asmflags|exec|o|mod|modfile|C|p
  * (`make goreleaser-release`) is the publishing one.
  */
 export const outwardTarget = (target: string) => {
-  const words = target.split(/[-_:.]/);
+  // A target's path of steps (`publish/multi-arch-base-tag`) is words as well.
+  const words = target.split(/[-_:./]/);
   // goreleaser's release publishes to the forge and the registries; its snapshot and checks build here.
   const goreleaser = words.includes('goreleaser') && words.includes('release') && !words.some((w) => /^(snapshot|dry|check|build)$/.test(w));
   // A release drafted or created on the forge (`make draft-release`, `github-release`) is made there, not built here; twine's is uploaded to the index.

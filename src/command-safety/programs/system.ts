@@ -904,6 +904,13 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   // `setup-lxd` installs LXD and adds the user to its group, and its `deploy` installs the build on the attached device.
   'mk-sbuild': (args) => !onlyAsksAbout(args),
   crossbuilder: (_args, ops) => ops.some((o) => /^(setup-lxd|deploy)$/.test(o)),
+  // A Chromebook's firmware settings: crossystem's and the VPD's values set (`crossystem block_devmode=0`,
+  // `vpd -i RW_VPD block_devmode=0`) and the GBB flags written to flash (`futility gbb --flash -s --flags=…`).
+  crossystem: (_args, ops) => ops.some((o) => o.includes('=')),
+  vpd: (args, ops) => args.some((a) => /^(-s|-d|-O|--set|--delete)$/.test(a.text)) || ops.some((o) => o.includes('=')),
+  futility: (args, ops) =>
+    (ops[0] === 'gbb' && args.some((a) => /^(-s|--set)$/.test(a.text))) ||
+    (ops[0] === 'update' && !args.some((a) => /^(--emulate|--manifest|--repack|--unpack)(=|$)/.test(a.text))),
   // A VLAN interface added to or removed from the machine's network.
   vconfig: (_args, ops) => /^(add|rem|set_\w+)$/.test(ops[0] ?? ''),
   // Warewulf's provisioning of a cluster: `configure` rewrites the machine's DHCP, TFTP, NFS and hosts services;
