@@ -241,12 +241,12 @@ const WINDOWS_SCRIPT_HOST = /^[cw]script(\.exe)?$/i;
  * The name a table knows a program by: a Windows program named with its `.exe` (`ssh.exe`, `curl.exe`)
  * or from the current directory (`.\mimikatz`, which the shell reads as `.mimikatz`) is the one named
  * without them, an interpreter named with its minor version (`python3.10`) the interpreter, and Windows'
- * windowless Python (`pythonw`) Python.
+ * windowless Python (`pythonw`) and its launcher (`py`) Python.
  */
 function tableName(written: string, named: string): string {
   const prog = !written.includes('/') && /^\.[A-Za-z]/.test(named) ? named.slice(1) : named;
   const plain = prog.replace(/\.exe$/i, '').toLowerCase();
-  if (plain === 'pythonw') return 'python';
+  if (plain === 'pythonw' || (plain === 'py' && !RULES.has('py'))) return 'python';
   if (plain !== prog.toLowerCase() && !RULES.has(prog) && RULES.has(plain)) return plain;
   const versioned = /^(python[23]|ruby|perl|php|lua)(\.?\d+)*\.\d+$/.exec(prog);
   return versioned && !RULES.has(prog) ? versioned[1]! : prog;

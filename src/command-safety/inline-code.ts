@@ -82,6 +82,7 @@ const perlSubstitutesOnly = (code: string) => {
  * print of capture groups, number literals and operators. A variable or an array in the pattern
  * (`@{[…]}` runs code as it is interpolated) makes it unreadable.
  */
+const PERL_CPAN_INSTALL = /^\s*install\s*\(?\s*(['"]?)[A-Za-z][\w:]*\1(\s*,\s*(['"]?)[A-Za-z][\w:]*\3)*\s*\)?\s*;?\s*$/;
 const PERL_MATCH = /^m?\/(?:[^\\/]|\\.)*\/[imsx]*$/;
 const PERL_PRINT_NUMBERS = /^print\s*\(?[\d\s$+\-*/%().?:<>=!]*\)?$/;
 const perlMatchPrint = (code: string) => {
@@ -330,6 +331,8 @@ export function readableInlineCode(prog: string, given: string, code: string): b
   if (prog === 'osascript') return flag === '-e' && (APPLESCRIPT_DISPLAY.test(code) || APPLESCRIPT_RETURN.test(code) || JXA_PRINT.test(code));
   if (prog === 'perl' && /^-[a-zA-Z]*e$/.test(flag)) {
     if (/^-[a-zA-Z]*n[a-zA-Z]*e$/.test(flag) && perlMatchPrint(code)) return true;
+    // CPAN's shell function installing modules by name (`perl -MCPAN -e 'install Config::FromHash'`), as `cpan` does.
+    if (PERL_CPAN_INSTALL.test(code)) return true;
     return perlSubstitutesOnly(code.trim()) && !/\(\?\??\{/.test(code);
   }
   if (/^python[23]?(\.\d+)?$/.test(prog) && flag === '-c') {

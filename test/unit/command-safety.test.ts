@@ -803,7 +803,7 @@ describe('checkCommand on sessions elsewhere, scans, keys, capabilities, raw dis
     ['frobnicate -v 2>/dev/null', false],
     ['frobnicate deploy@build.example.com:/srv/app', true, 'another host'],
     // a command option's value is read as the command it runs; one held in a variable cannot be read
-    ['frobnicate --on-complete=notify url', false],
+    ['frobnicate --on-complete=date url', false],
     ['frobnicate --post-hook "make clean" x', false],
     ['frobnicate --post-hook "$HOOK" x', true, 'a command to run'],
     ['frobnicate --post-hook "sudo make install" x', true, 'sudo'],
@@ -7281,6 +7281,19 @@ describe('checkCommand on the eight read: exploit frameworks, cloud nukers, bett
     ['make -C build/container/ clean publish/multi-arch-base-tag AGENT_VERSION=1', true, 'publishing'],
     ['make test/automated', false],
     ['kubeshadow recon --k8s-only', true, 'attack tool'],
+    // CPAN's installs by name; ProjectDiscovery's prober under Kali's name and an open-redirect scanner.
+    ["perl -MCPAN -e 'install Config::FromHash'", false],
+    ['perl -MCPAN -e \'install Foo; system("id")\'', true, 'inline perl'],
+    ['cat urls.txt | httpx-toolkit -silent -fr', true, 'live web servers'],
+    ['cat urls.txt | gf redirect | redirx', true, 'web server'],
+    // Windows' Python launcher is Python; pyserial's terminal; a USB device reset; findings posted to chat.
+    ['py -m esptool --port COM4 write_flash -z 0 fw.bin', true, 'attached board'],
+    ['py -m pytest -q', false],
+    ['py -m serial.tools.miniterm COM20', true, 'interactive session'],
+    ['usbreset 0bda:2838', true, 'security policy'],
+    ['cat findings.txt | notify -silent', true, 'chat and mail'],
+    ['notify -h', false],
+    ['cat hosts.txt | python3 -m S3Scanner.s3scanner --include-closed', true, 'attack tool'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

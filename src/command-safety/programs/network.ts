@@ -455,6 +455,8 @@ const SESSIONS: Readonly<Record<string, (ops: string[]) => boolean>> = {
   // tio opens a device or a configured one by name; with nothing named (`tio --list`) it lists them.
   tio: (ops) => ops.length > 0,
   cu: () => true,
+  // pyserial's terminal, as a module or by its script's names, is a serial console on the attached device.
+  ...Object.fromEntries(['serial.tools.miniterm', 'pyserial-miniterm', 'miniterm.py'].map((p) => [p, () => true])),
   // PlatformIO's device monitor is a serial console on the attached board (`pio device monitor -b 115200`).
   ...Object.fromEntries(['pio', 'platformio'].map((p) => [p, (ops: string[]) => ops[0] === 'device' && ops[1] === 'monitor'])),
   'ansible-test': (ops) => ops[0] === 'shell',

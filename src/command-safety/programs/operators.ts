@@ -27,12 +27,12 @@ const CRACKERS =
  * NoSQL-injection scanners (dalfox, nosqli, NoSQLMap), cache-poisoning, request-smuggling and 403-bypass
  * probes (wcvs, h2csmuggler, smuggler, byp4xx, nomore403), CRLF-injection fuzzers (crlfuzz), firewall fingerprinters (wafw00f) and exploiters of a
  * server's misconfiguration (nginxpwner, shortscan), a shop's scanner for its known holes (magescan) and
- * template-injection exploiters (SSTImap, tplmap), cross-site scripting scanners (XSStrike, xssforge), a forum's vulnerability scanner (discoursemap), and the recon crawlers that map a target's every URL for them (gospider, hakrawler):
+ * template-injection exploiters (SSTImap, tplmap), cross-site scripting and open-redirect scanners (XSStrike, xssforge, redirx), a forum's vulnerability scanner (discoursemap), and the recon crawlers that map a target's every URL for them (gospider, hakrawler):
  * made to probe or attack a web server (its paths,
  * logins, plug-ins, parameters), so any run but help or the version is an attack on a host.
  */
 const WEB_ATTACK_TOOLS =
-  /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike|xssforge|skipfish|wapiti|arachni|cewl|eyewitness|aquatone|gowitness|log4j-scan|dalfox|nosqli|nosqlmap|wcvs|wafw00f|byp4xx|shortscan|bypass-403(\.sh)?|h2csmuggler(\.py)?|smuggler(\.py)?|nginxpwner(\.py)?|magescan(\.phar)?|sstimap(\.py)?|tplmap(\.py)?|gospider|hakrawler|jaeles|nosqli-scan|airixss|nomore403|crlfuzz|discoursemap|crawlergo|loxs(\.py)?|katana|ssrfuzz)$/;
+  /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike|xssforge|redirx|skipfish|wapiti|arachni|cewl|eyewitness|aquatone|gowitness|log4j-scan|dalfox|nosqli|nosqlmap|wcvs|wafw00f|byp4xx|shortscan|bypass-403(\.sh)?|h2csmuggler(\.py)?|smuggler(\.py)?|nginxpwner(\.py)?|magescan(\.phar)?|sstimap(\.py)?|tplmap(\.py)?|gospider|hakrawler|jaeles|nosqli-scan|airixss|nomore403|crlfuzz|discoursemap|crawlergo|loxs(\.py)?|katana|ssrfuzz)$/;
 /**
  * GraphQL's and APIs' attack tools: they fingerprint an API's server, recover its schema with
  * introspection off, brute force its queries' arguments or logins, or guess its hidden parameters
@@ -202,7 +202,7 @@ const PHISHING_TOOLS = /^(evilginx[23]?([-_][\w-]+)?|evilfeed|modlishka|muraena|
  * networks and services (sherlock, maigret, holehe, GHunt, PhoneInfoga, social-analyzer, Osintgram, Social Mapper's face
  * matching, Bellingcat's Telegram phone-number checker, user-scanner),
  * or a code host's users and an organisation's contributors (github-recon, gitxray), gathering a
- * person's accounts and data. Their version, help and local web interface (`serve`, `--web`) look no one up.
+ * person's accounts and data. Given nothing, or asked for their version, help and local web interface (`serve`, `--web`), they look no one up.
  */
 const PEOPLE_SEARCH =
   /^(sherlock|maigret|holehe|ghunt|phoneinfoga|social-analyzer|osintgram|blackbird|socialscan|toutatis|github-recon|gitxray|social_mapper|telegram[-_]phone[-_]number[-_]checker|user-scanner)$/;
@@ -380,7 +380,9 @@ const toolName = (name: string) =>
     .replace(/\.(py|pl|rb|sh|ps1|exe|jar|php|js|bin|elf)$/, '')
     // A built program's extension is no part of its name either (`lin_implant.bin`, `agent.elf`).
     // A Go tool's release binary keeps its platform in its name (`kerbrute_linux_amd64`, `chisel_darwin_arm64`).
-    .replace(/[_-](linux|darwin|windows|freebsd|openbsd|netbsd)[_-](amd64|386|arm64|armv?\d*|x86_64|x64|i386)$/, '');
+    .replace(/[_-](linux|darwin|windows|freebsd|openbsd|netbsd)[_-](amd64|386|arm64|armv?\d*|x86_64|x64|i386)$/, '')
+    // A package's module of its own name, run with `python -m` (`S3Scanner.s3scanner`), is the package's program.
+    .replace(/^([\w-]+)\.\1$/, '$1');
 
 /** The host of a proxy's address (`socks5h://198.51.100.9:1080`, `198.51.100.6:1080`, `user@host:port`). */
 const proxyHost = (v: string) =>
@@ -1014,10 +1016,10 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
       return !(ops[0] === 'ca' && (ops[1] === 'revoke' || (/^(provisioner|admin)$/.test(ops[1] ?? '') && /^(add|remove|update)$/.test(ops[2] ?? ''))));
     },
   },
-  // ProjectDiscovery's httpx probes every host of a list (`-l subs.txt`) or a port range for live web
+  // ProjectDiscovery's httpx (Kali's `httpx-toolkit`) probes every host of a list (`-l subs.txt`) or a port range for live web
   // servers; encode's httpx of the same name sends one request, as curl does, and takes none of these.
   {
-    tools: /^httpx$/,
+    tools: /^httpx(-toolkit)?$/,
     does: 'probes the hosts of a list for live web servers',
     harmless: (args) =>
       !args.some((a) =>
@@ -1224,6 +1226,8 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   // what it gathered to a chat or mail service (`sendToTelegram`, `send_to_teams`), run by their names.
   { tools: COVERS_TRACKS_NAMED, does: "covers the machine's tracks or turns off its checks, as its name says" },
   { tools: SENDS_OUT_NAMED, does: 'sends what it gathered to a chat or mail service, as its name says' },
+  // ProjectDiscovery's notify posts whatever is piped to it to the Slack, Discord, Telegram or mail providers it is configured with.
+  { tools: /^notify$/, does: 'sends what it is given to the chat and mail services it is configured with' },
   { tools: DELETES_NAMED, does: 'deletes or destroys what it names, as its name says' },
   { tools: USER_ENUMERATORS, does: "enumerates a service's accounts, as its name says", harmless: (args) => args.length === 0 || aimedOnlyAtThisMachine(args) },
   { tools: PASTE_CLIENTS, does: 'uploads what it is given to a paste service, where anyone with the link reads it', harmless: aimedOnlyAtThisMachine },
@@ -1278,7 +1282,7 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   {
     tools: PEOPLE_SEARCH,
     does: 'looks a person up across social networks and services, gathering their accounts and data',
-    harmless: (args) => /^(version|serve)$/.test(operands(args)[0]?.text ?? '') || args.some((a) => a.text === '--web'),
+    harmless: (args) => args.length === 0 || /^(version|serve)$/.test(operands(args)[0]?.text ?? '') || args.some((a) => a.text === '--web'),
   },
   // spraycharles' wordlist maker and its results' analysis (`gen`, `analyze`) work on files here.
   { tools: /^spraycharles$/, does: "sprays passwords at an organisation's logins", harmless: (args) => /^(gen|analyze)$/.test(args[0]?.text ?? '') },

@@ -911,6 +911,8 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   futility: (args, ops) =>
     (ops[0] === 'gbb' && args.some((a) => /^(-s|--set)$/.test(a.text))) ||
     (ops[0] === 'update' && !args.some((a) => /^(--emulate|--manifest|--repack|--unpack)(=|$)/.test(a.text))),
+  // A USB device reset by its ids or bus path drops whatever the machine had open on it.
+  usbreset: (args) => !onlyAsksAbout(args) && args.length > 0,
   // A VLAN interface added to or removed from the machine's network.
   vconfig: (_args, ops) => /^(add|rem|set_\w+)$/.test(ops[0] ?? ''),
   // Warewulf's provisioning of a cluster: `configure` rewrites the machine's DHCP, TFTP, NFS and hosts services;
