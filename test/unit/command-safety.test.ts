@@ -7294,6 +7294,18 @@ describe('checkCommand on the eight read: exploit frameworks, cloud nukers, bett
     ['cat findings.txt | notify -silent', true, 'chat and mail'],
     ['notify -h', false],
     ['cat hosts.txt | python3 -m S3Scanner.s3scanner --include-closed', true, 'attack tool'],
+    // MIFARE key crackers by name; cargo-hack's publish; a chain's transaction signed and broadcast; a deployment's git remote.
+    ['miLazyCracker', true, 'cracks passwords'],
+    ['./libnfc_crypto1_crack 000000000000 0 A 4 A', true, 'cracks passwords'],
+    ['firecracker --api-sock /tmp/fc.sock', false],
+    ['cargo hack publish --no-dev-deps --allow-dirty', true, 'package registry'],
+    ['cargo hack check --feature-powerset', false],
+    ['junod tx wasm execute juno1x "$MSG" --from $KEY_NAME --node $NODE', true, 'broadcasts it to the chain'],
+    ['gaiad tx bank send a b 1uatom --from k --generate-only', false],
+    ['git push dokku-api', true, "deployment's remote"],
+    ['git push heroku main', true, "deployment's remote"],
+    ['git push origin feature-x', false],
+    ['user-scanner -lu', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -29,8 +29,11 @@ const MAKE_UNSAFE = new Set(['install', 'uninstall', 'deploy', 'publish', 'relea
 const JVM_GOAL = /^(test|compile|verify|package|build|check|clean|assemble|validate|dependencies|tasks|lint)$/;
 const CHECK_FLAGS = ['--check', '-c', '--diff', '--check-only', '--list-different', '-l'];
 
-const cargo: Rule = ({ args, st }) => {
+const cargo: Rule = (c) => {
+  const { args, st } = c;
   const sub = operands(args)[0]?.text;
+  // cargo-hack runs the cargo subcommand after it over each feature set or package (`cargo hack publish`): that subcommand is judged.
+  if (sub === 'hack') return cargo({ ...c, args: args.slice(args.findIndex((a) => a.text === 'hack') + 1) });
   // binstall downloads a crate's prebuilt binary from its author's releases onto the home's PATH.
   if (sub === 'binstall' && operands(args).length > 1)
     return danger(st, "installs a prebuilt binary from its author's releases onto the user's PATH (cargo binstall)");

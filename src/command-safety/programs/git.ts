@@ -108,6 +108,9 @@ function rewritesWithinHost(key: string, value: string): boolean {
   return !!to && !!from && to.toLowerCase() === from.toLowerCase();
 }
 
+/** A remote named for a platform that deploys what is pushed to it, or for the deployment itself. */
+const DEPLOY_REMOTE = /^(heroku|dokku|piku|caprover|flynn|production|prod|live)([-_][\w-]+)?$/;
+
 /** Subcommand rules, given the words after the subcommand. */
 const SUBCOMMANDS: Record<string, (rest: Word[], st: State, sub: string) => void> = {
   push(rest, st) {
@@ -140,6 +143,8 @@ const SUBCOMMANDS: Record<string, (rest: Word[], st: State, sub: string) => void
     // A repository named by its URL (`git push https://x-access-token:…@github.com/org/charts.git`) is none
     // of the project's remotes: what is pushed lands in another repository. A path or file:// URL stays here.
     const remote = operands(rest, /^(-o|--push-option|--repo|--receive-pack)$/)[0]?.text ?? '';
+    // A platform's git remote (`git push heroku`, `git push dokku-api`, `git push production`) deploys whatever it receives.
+    if (DEPLOY_REMOTE.test(remote)) danger(st, `pushes to a deployment's remote, which deploys it (git push ${remote})`);
     if (/^([a-z][\w+.-]*:\/\/|[\w.-]+@[\w.-]+:)/i.test(remote) && !/^file:\/\//i.test(remote) && !namesThisMachine(remote.replace(/\/\/[^@/]*@/, '//')))
       danger(st, `pushes to a repository named by its URL, not one of the project's remotes (git push ${remote.replace(/\/\/[^@/]*@/, '//…@')})`);
   },

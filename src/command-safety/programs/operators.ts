@@ -15,12 +15,12 @@ import { aimedOnlyAtThisMachine, contractFuzzerRun, OTHER_HOST_URL } from './unk
  * the wallet-key guessers that hunt funded addresses (Plutus, brainflayer, keyhunt and its BSGS server, CryptoDeepTools'
  * attacksafe) and a wallet vault's password cracker (metamask_decryptor), PDF and LEAP crackers (pdfrip, asleap), bkcrack's attack on a ZIP's
  * legacy encryption, cameradar's RTSP logins and
- * the MIFARE key recoverers (mfoc, mfcuk, mfkey32 and mfkey64), and the JSON Web Token crackers
+ * the MIFARE key recoverers (mfoc, mfcuk, mfkey32 and mfkey64, miLazyCracker, libnfc_crypto1_crack), and the JSON Web Token crackers
  * (jwt-cracker, jwtcrack), which guess a service's signing secret; `jtr` is John the Ripper's short name, and a
  * name that says it cracks passwords (`autopasscrack`) is one.
  */
 const CRACKERS =
-  /^([\w-]*brut(e|al|e[-_]?forcer?)|[\w-]*pass[\w-]*crack|[\w-]*[-_]cracker|crack(?!lib|mes?$)[a-z][\w-]*|[\w-]*(pw|pass|password)[-_]?decrypt(er)?|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|bfkeepforce|keepass4brute|brutespray|hydra|medusa|ncrack|patator|john|jtr|unshadow|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|asleap|pdfrip|bkcrack|keyhunt|bsgsd|attacksafe|metamask_decryptor[\w.-]*|snmpwn|stegcracker|jwt-cracker|jwtcrack|sipcrack|gpp-decrypt|pyrit|cowpatty)$/;
+  /^([\w-]*brut(e|al|e[-_]?forcer?)|[\w-]*pass[\w-]*crack|[\w-]*[-_]cracker|crack(?!lib|mes?$)[a-z][\w-]*|[\w-]*(pw|pass|password)[-_]?decrypt(er)?|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|milazycracker|libnfc_crypto1_crack|bfkeepforce|keepass4brute|brutespray|hydra|medusa|ncrack|patator|john|jtr|unshadow|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|asleap|pdfrip|bkcrack|keyhunt|bsgsd|attacksafe|metamask_decryptor[\w.-]*|snmpwn|stegcracker|jwt-cracker|jwtcrack|sipcrack|gpp-decrypt|pyrit|cowpatty)$/;
 /**
  * Web scanners, content fuzzers, injection tools, the screenshotters that visit every host of a list
  * (EyeWitness, aquatone), the crawlers that build a wordlist from a site's words (CeWL), XSS and
@@ -202,7 +202,7 @@ const PHISHING_TOOLS = /^(evilginx[23]?([-_][\w-]+)?|evilfeed|modlishka|muraena|
  * networks and services (sherlock, maigret, holehe, GHunt, PhoneInfoga, social-analyzer, Osintgram, Social Mapper's face
  * matching, Bellingcat's Telegram phone-number checker, user-scanner),
  * or a code host's users and an organisation's contributors (github-recon, gitxray), gathering a
- * person's accounts and data. Given nothing, or asked for their version, help and local web interface (`serve`, `--web`), they look no one up.
+ * person's accounts and data. Their version, help and local web interface (`serve`, `--web`) look no one up.
  */
 const PEOPLE_SEARCH =
   /^(sherlock|maigret|holehe|ghunt|phoneinfoga|social-analyzer|osintgram|blackbird|socialscan|toutatis|github-recon|gitxray|social_mapper|telegram[-_]phone[-_]number[-_]checker|user-scanner)$/;
@@ -1282,7 +1282,11 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   {
     tools: PEOPLE_SEARCH,
     does: 'looks a person up across social networks and services, gathering their accounts and data',
-    harmless: (args) => args.length === 0 || /^(version|serve)$/.test(operands(args)[0]?.text ?? '') || args.some((a) => a.text === '--web'),
+    harmless: (args, tool) =>
+      /^(version|serve)$/.test(operands(args)[0]?.text ?? '') ||
+      args.some((a) => a.text === '--web') ||
+      // user-scanner's lists of its username and e-mail modules.
+      (tool === 'user-scanner' && args.every((a) => /^-l[ue]$/.test(a.text))),
   },
   // spraycharles' wordlist maker and its results' analysis (`gen`, `analyze`) work on files here.
   { tools: /^spraycharles$/, does: "sprays passwords at an organisation's logins", harmless: (args) => /^(gen|analyze)$/.test(args[0]?.text ?? '') },

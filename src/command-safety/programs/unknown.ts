@@ -941,6 +941,10 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   // Told by an option to push what it made (`mike set-default --push latest` pushes the docs' branch).
   const pushes = args.find((a) => a.text === '--push');
   if (pushes && !args.some((a) => /^(--dry-run|-n|-h|--help)$/.test(a.text))) danger(st, `${prog} --push: a program no table names, told to push what it made`);
+  // A blockchain node's client told to make a transaction from a key (`junod tx wasm execute … --from $KEY`, Cosmos SDK's
+  // and its chains' CLIs) signs it with that key and broadcasts it to the chain, where it spends and cannot be taken back.
+  if (sub?.text === 'tx' && args.some((a) => /^--from(=|$)/.test(a.text)) && !args.some((a) => /^(--generate-only|--dry-run)$/.test(a.text)))
+    danger(st, `${prog} tx: signs a transaction with a key and broadcasts it to the chain`);
   // HDFS's name node formatted (`hdfs namenode -format`): the cluster's whole file system is emptied.
   if (/^(hdfs|hadoop)$/.test(prog) && sub?.text === 'namenode' && args.some((a) => a.text === '-format'))
     danger(st, `${prog} namenode -format: empties the cluster's file system`);
