@@ -273,10 +273,10 @@ export const MAKE_INSTALL_DIR =
 
 /**
  * An installed toolchain's home, by the variable its tools find it by (`$JAVA_HOME/lib`, `$GOROOT/src`,
- * `$ANDROID_HOME/platforms`): what is written there changes the JDK, Go or SDK of every build on the machine.
+ * `$ANDROID_HOME/platforms`, PHP's `$PHP_INI_DIR/php.ini`): what is written there changes the JDK, Go, SDK or PHP of every build and run on the machine.
  */
 const TOOLCHAIN_HOME =
-  /^"?\$\{?(JAVA_HOME|JRE_HOME|GOROOT|ANDROID_HOME|ANDROID_SDK_ROOT|ANDROID_NDK_HOME|ANDROID_NDK_ROOT|CATALINA_HOME|HADOOP_HOME|SPARK_HOME|M2_HOME|MAVEN_HOME|GRADLE_HOME|RUSTUP_HOME|FLUTTER_ROOT|DOTNET_ROOT)\}?"?(\/|$)/;
+  /^"?\$\{?(JAVA_HOME|JRE_HOME|GOROOT|ANDROID_HOME|ANDROID_SDK_ROOT|ANDROID_NDK_HOME|ANDROID_NDK_ROOT|CATALINA_HOME|HADOOP_HOME|SPARK_HOME|M2_HOME|MAVEN_HOME|GRADLE_HOME|RUSTUP_HOME|FLUTTER_ROOT|DOTNET_ROOT|PHP_INI_DIR)\}?"?(\/|$)/;
 
 /**
  * A snap's writable directories by the variables snapd gives its hooks and services: `$SNAP_DATA` and

@@ -7306,6 +7306,18 @@ describe('checkCommand on the eight read: exploit frameworks, cloud nukers, bett
     ['git push heroku main', true, "deployment's remote"],
     ['git push origin feature-x', false],
     ['user-scanner -lu', false],
+    // PHP's configuration directory; FPGA loaders and the Arduino CLI's upload; a Flatpak app's command on the host.
+    ['mv "$PHP_INI_DIR/php.ini-production" "$PHP_INI_DIR/php.ini"', true, 'installed toolchain'],
+    ['openfpgaloader -c ft2232 firmware.bit', true, 'attached board'],
+    ['openFPGALoader --detect', false],
+    ['ecpprog -S blink.bin', true, 'attached board'],
+    ['ecpprog -t', false],
+    ['flatpak-spawn --host openfpgaloader -c jlink --unprotect-flash', true, 'attached board'],
+    ['arduino-cli upload -p COM3 --fqbn arduino:avr:uno sketch', true, 'attached board'],
+    ['arduino-cli compile --fqbn arduino:avr:uno sketch', false],
+    // A Zigbee capture file read back records nothing new.
+    ['zbcat -f capture.pcapng', false],
+    ['zbcat -i 1:2', true, 'Zigbee'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -29,12 +29,26 @@ const WRITES: Readonly<Record<string, RegExp>> = {
   // wipes the phone), booting an image, switching slots or restarting.
   // postmarketOS's flasher writes the kernel and root file system to the attached phone, or sideloads through adb.
   pmbootstrap: /^flasher$/,
+  // The Arduino CLI's upload writes the sketch into the attached board; its bootloader burn rewrites the chip's boot code.
+  'arduino-cli': /^(upload|burn-bootloader)$/,
   fastboot:
     /^(flash|flashall|flashing|erase|format|oem|boot|update|wipe-super|set_active|snapshot-update|reboot|reboot-bootloader|reboot-recovery|reboot-fastboot|continue|delete-logical-partition|create-logical-partition|resize-logical-partition|gsi)$/,
 };
 /** Flashers driven by options: dfu-util's download (`-D`), avrdude's writes and erase, nrfjprog's programming. */
 const WRITING_OPTIONS: Readonly<Record<string, (args: Word[]) => boolean>> = {
   'dfu-util': (args) => args.some((a) => /^(-D|--download)(=|$)|^-D./.test(a.text)),
+  // openFPGALoader loads a bitstream into the attached FPGA or its flash, or erases or unprotects the flash; its
+  // scans, detection, verification and lists only ask. ecpprog writes a Lattice ECP5's flash, or its SRAM with `-S`; `-r`, `-R` and `-t` read.
+  ...Object.fromEntries(
+    ['openFPGALoader', 'openfpgaloader'].map((p) => [
+      p,
+      (args: Word[]) =>
+        !args.some((a) => /^(--detect|--verify|--scan-usb)$/.test(a.text)) &&
+        (args.some((a) => /^(--erase-flash|--bulk-erase|--unprotect-flash|-f|--write-flash|--write-sram|-m)$/.test(a.text)) ||
+          operands(args, /^(-c|-b|--cable|--board|--fpga-part|--fpga|--freq|--offset|-o|--vid|--pid|--cable-index|--busdev-num|--ftdi-serial)$/).length > 0),
+    ]),
+  ),
+  ecpprog: (args) => !args.some((a) => /^-[rRt]$/.test(a.text)) && operands(args, /^-[dIaoks]$/).length > 0,
   // NodeMCU's uploader writes Lua files into the attached ESP8266's flash over its serial console, or lists and runs them there.
   luatool: () => true,
   // postmarketOS's install written straight to an SD card (`--sdcard=/dev/mmcblk0`) overwrites that disk.

@@ -1116,7 +1116,8 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   {
     tools: /^(zbdump|zbreplay|zbscan|zbstumbler|zbassocflood|zbfakebeacon|zbopenear|zbwireshark|zbcat|zigdiggity|zattack(ng)?)$/,
     does: 'captures, replays or forges the Zigbee or Z-Wave radio frames of the devices around the machine',
-    harmless: onlyAsksAbout,
+    // zbcat given a capture file (`zbcat -f capture.pcapng`) prints frames already recorded.
+    harmless: (args, tool) => onlyAsksAbout(args) || (tool === 'zbcat' && args.some((a) => /^-[fr]$/.test(a.text)) && !args.some((a) => a.text === '-i')),
   },
   // ldap2pg makes a PostgreSQL cluster's roles and grants match a directory; without `--real` it only shows what it would change.
   { tools: /^ldap2pg$/, does: "changes a PostgreSQL cluster's roles and privileges", harmless: (args) => !args.some((a) => /^(-R|--real)$/.test(a.text)) },

@@ -62,6 +62,8 @@ const WRAPPERS: Readonly<Record<string, { valued?: RegExp; valuedTwice?: RegExp;
   logsave: { operands: 1 },
   // MSYS2's setup action runs its command in the MSYS2 shell (`msys2do pacman -S …`).
   msys2do: {},
+  // A Flatpak app's command run on the host, outside its sandbox (`flatpak-spawn --host openFPGALoader …`).
+  'flatpak-spawn': {},
   // Emscripten's wrappers run the build tool with its compilers in the environment.
   emmake: {},
   emcmake: {},
