@@ -804,7 +804,7 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     harmless: onlyAsksAbout,
   },
   // KeyDive hooks the attached phone's Widevine service and pulls out its device keys, which decrypt protected streams.
-  { tools: /^keydive$/, does: "pulls an attached phone's DRM device keys out of its Widevine service", harmless: onlyAsksAbout },
+  { tools: /^keydive$/, does: "pulls an attached phone's DRM device keys out of its Widevine service" },
   { tools: CREDENTIAL_DUMPERS, does: 'dumps password hashes or stored logins', harmless: (args) => /^(version|help|list)$/.test(args[0]?.text ?? '') },
   // Asked for its protocols, a protocol's attacks or the interfaces (`yersinia -l`, `yersinia -L cdp`,
   // `yersinia interfaces`), a poisoner lists them and sends nothing.
@@ -1117,7 +1117,7 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     tools: /^(zbdump|zbreplay|zbscan|zbstumbler|zbassocflood|zbfakebeacon|zbopenear|zbwireshark|zbcat|zigdiggity|zattack(ng)?)$/,
     does: 'captures, replays or forges the Zigbee or Z-Wave radio frames of the devices around the machine',
     // zbcat given a capture file (`zbcat -f capture.pcapng`) prints frames already recorded.
-    harmless: (args, tool) => onlyAsksAbout(args) || (tool === 'zbcat' && args.some((a) => /^-[fr]$/.test(a.text)) && !args.some((a) => a.text === '-i')),
+    harmless: (args, tool) => tool === 'zbcat' && args.some((a) => /^-[fr]$/.test(a.text)) && !args.some((a) => a.text === '-i'),
   },
   // ldap2pg makes a PostgreSQL cluster's roles and grants match a directory; without `--real` it only shows what it would change.
   { tools: /^ldap2pg$/, does: "changes a PostgreSQL cluster's roles and privileges", harmless: (args) => !args.some((a) => /^(-R|--real)$/.test(a.text)) },
@@ -1187,12 +1187,12 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   // pik's exploit modules run or checked against a target; its lab runs them against a container of its own,
   // and its lists, module details and standalone builds reach no one.
   { tools: /^pik$/, does: 'runs or checks an exploit against a target', harmless: (args) => !/^(run|check|exploit)$/.test(operands(args)[0]?.text ?? '') },
-  // cloud-nuke deletes every resource of an AWS or GCP account it can find; its inspections and dry runs list them.
-  // aws-nuke and its kin run dry unless told `--no-dry-run`.
+  // cloud-nuke deletes every resource of an AWS or GCP account it can find; its inspections list them (its dry runs
+  // are every family's). aws-nuke and its kin run dry unless told `--no-dry-run`.
   {
     tools: /^cloud-nuke$/,
     does: 'deletes every resource of a cloud account it can reach',
-    harmless: (args) => args.length === 0 || onlyAsksAbout(args) || /^inspect-/.test(operands(args)[0]?.text ?? '') || args.some((a) => a.text === '--dry-run'),
+    harmless: (args) => args.length === 0 || /^inspect-/.test(operands(args)[0]?.text ?? ''),
   },
   {
     tools: /^(aws|azure|gcp)-nuke$/,
