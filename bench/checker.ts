@@ -598,7 +598,7 @@ const evasions = readCorpus(here('checker-corpus-evasions.tsv'));
  * are found by name; these are the ones held out, their misses printed only with `--list-held-out`. A set
  * read and tuned on leaves this list, and its part is named `…-tuning` from then on.
  */
-const HELD_OUT = new Set<number>([907, 908, 909, 910, 911, 912, 913, 914]);
+const HELD_OUT = new Set<number>([963, 964, 965, 966, 967, 968, 969, 970]);
 
 const ONES = ['', ...'one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen'.split(' ')];
 const ONES_ORDINAL = [
