@@ -12,10 +12,14 @@ const ACCESS = String.raw`(?:\s*\.\s*[A-Za-z_$][\w$]*|\s*\[\s*(?:'[^'\\]*'|"[^"\
 /** A JSON file by a relative path that stays inside the directory (no `..`). */
 const JSON_FILE = String.raw`(?:\./)?(?:[\w@-][\w@.-]*/)*[\w@-][\w@.-]*\.json`;
 
-const NODE_VALUE = String.raw`(?:require\(\s*(?:'${JSON_FILE}'|"${JSON_FILE}")\s*\)${ACCESS}|process\s*\.\s*(?:version|versions${ACCESS}|platform|arch))`;
+/** Random bytes made here and printed as text (`require('crypto').randomBytes(32).toString('hex')`): a new secret, nothing read. */
+const NODE_RANDOM = String.raw`(?:require\(\s*(?:'crypto'|"crypto"|'node:crypto'|"node:crypto")\s*\)|crypto)\s*\.\s*(?:randomBytes\(\s*\d+\s*\)\s*\.\s*toString\(\s*(?:'(?:hex|base64|base64url)'|"(?:hex|base64|base64url)")\s*\)|randomUUID\(\s*\))`;
+const NODE_VALUE = String.raw`(?:require\(\s*(?:'${JSON_FILE}'|"${JSON_FILE}")\s*\)${ACCESS}|process\s*\.\s*(?:version|versions${ACCESS}|platform|arch)|${NODE_RANDOM})`;
 const NODE_WRAPPED = String.raw`(?:${NODE_VALUE}|JSON\.stringify\(\s*${NODE_VALUE}(?:\s*,\s*null\s*,\s*\d+)?\s*\)|Object\.keys\(\s*${NODE_VALUE}\s*\))`;
 const NODE_PRINT = new RegExp(String.raw`^\s*${NODE_WRAPPED}\s*;?\s*$`);
-const NODE_EVAL = new RegExp(String.raw`^\s*console\.log\(\s*${NODE_WRAPPED}\s*\)\s*;?\s*$`);
+/** A literal label before the value (`console.log('JWT_SECRET=' + …)`). */
+const NODE_LABEL = String.raw`(?:(?:'[^'\\]*'|"[^"\\]*")\s*\+\s*)?`;
+const NODE_EVAL = new RegExp(String.raw`^\s*console\.log\(\s*${NODE_LABEL}${NODE_WRAPPED}\s*\)\s*;?\s*$`);
 
 const PY_MODULE = String.raw`[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*`;
 const PY_IMPORT = new RegExp(
@@ -303,6 +307,16 @@ const PROJECT_FILE = String.raw`(?:\./)?(?:\.?[\w@-][\w@.-]*/)*\.?[\w@-][\w@.-]*
 const PHP_ENV_COPY = new RegExp(
   String.raw`^(?:file_exists|is_file)\(\s*(['"])(${PROJECT_FILE})\1\s*\)\s*(?:\|\||or)\s*copy\(\s*(['"])${PROJECT_FILE}\3\s*,\s*(['"])\2\4\s*\)\s*;?$`,
 );
+/**
+ * Composer's documented install steps: its installer downloaded into the project, and removed after
+ * (`copy('https://getcomposer.org/installer', 'composer-setup.php');`, `unlink('composer-setup.php');`);
+ * the installer is then run as a script, judged as any other.
+ */
+const PHP_COMPOSER_STEP = new RegExp(
+  String.raw`^(?:copy\(\s*(['"])https://getcomposer\.org/installer\1\s*,\s*(['"])${PROJECT_FILE}\2\s*\)|unlink\(\s*(['"])${PROJECT_FILE}\3\s*\))\s*;?$`,
+);
+/** A digest of literal text printed (`echo md5('240610708');`): computed here, nothing read or run. */
+const PHP_DIGEST_PRINT = /^echo\s+(?:md5|sha1|crc32)\(\s*(?:'[^'\\]*'|"[^"\\$]*")\s*\)\s*;?$/;
 
 /**
  * Whether `code`, given to `prog` with `flag`, only reads a version or a JSON field and prints it.
@@ -327,7 +341,7 @@ export function readableInlineCode(prog: string, given: string, code: string): b
   if (/^(R|Rscript)$/.test(prog) && flag === '-e') return readableR(code);
   if (prog === 'ruby' && /^-e$/.test(flag)) return RUBY_CONVERT.test(code.trim());
   if (prog === 'ruby' && /^-[la]*n[la]*e$/.test(flag)) return RUBY_LINE_PRINT.test(code.trim());
-  if (/^php[\d.]*$/.test(prog) && flag === '-r') return PHP_ENV_COPY.test(code.trim());
+  if (/^php[\d.]*$/.test(prog) && flag === '-r') return [PHP_ENV_COPY, PHP_COMPOSER_STEP, PHP_DIGEST_PRINT].some((r) => r.test(code.trim()));
   if (prog === 'osascript') return flag === '-e' && (APPLESCRIPT_DISPLAY.test(code) || APPLESCRIPT_RETURN.test(code) || JXA_PRINT.test(code));
   if (prog === 'perl' && /^-[a-zA-Z]*e$/.test(flag)) {
     if (/^-[a-zA-Z]*n[a-zA-Z]*e$/.test(flag) && perlMatchPrint(code)) return true;

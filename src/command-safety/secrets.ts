@@ -172,7 +172,7 @@ export const namesHomePath = (text: string) => HOME_PATH.test(text);
 const WORKER_VARIABLE =
   /^(OPENAI_API_KEY|DATABASE_URL|PG(HOST|HOSTADDR|PORT|DATABASE|USER|PASSWORD|PASSFILE|SERVICE|SERVICEFILE|OPTIONS|SSL[A-Z]*|GSSENCMODE|REQUIREAUTH|CHANNELBINDING|KRBSRVNAME|TARGETSESSIONATTRS|APPNAME)|TEMPORAL_\w*|AGENTRUN_\w*|GITHUB_CONTEXT)$/;
 const CREDENTIAL_PART =
-  /^(KEY|KEYS|APIKEY|TOKEN|TOKENS|SECRET|SECRETS|PASSWORD|PASSWD|PASS|PASSPHRASE|CREDENTIAL|CREDENTIALS|AUTH|COOKIE|PRIVATE|PRIKEY|PRIVKEY|PAT|KEYSTORE|P12|PFX)$/;
+  /^(KEY|KEYS|APIKEY|TOKEN|TOKENS|SECRET|SECRETS|PASSWORD|PASSWD|PASS|PASSPHRASE|CREDENTIAL|CREDENTIALS|AUTH|COOKIE|PRIVATE|PRIKEY|PRIVKEY|PAT|KEYSTORE|P12|PFX|JWT)$/;
 /**
  * A certificate's file held in a variable (`SIGNING_CERTIFICATE_BASE64`, `CERT_B64`): CI stores a
  * signing identity so, a PKCS#12 bundle with its private key (as KEYSTORE, P12 and PFX hold one); a
@@ -195,6 +195,9 @@ const LOOKUP_KEY_OWNER = /^(CACHE|SORT|PARTITION|PRIMARY|FOREIGN|ROUTING|SHARD|I
 const KEY_DESCRIPTION = /^(NAME|ID|ARN|ALIAS|TYPE|SIZE|LENGTH|ALGORITHM|ALG|FINGERPRINT)$/;
 const describesKey = (parts: string[], i: number) =>
   (KEY_DESCRIPTION.test(parts[i + 1] ?? '') && parts[i - 1] !== 'ACCESS') || (parts[i - 1] === 'PUBLIC' && parts[i + 1] === undefined);
+
+/** A signed token's settings (`JWT_EXPIRY`, `JWT_ALGORITHM`, `JWT_ISSUER`): how tokens are made, not one. */
+const TOKEN_SETTING = /^(EXPIRY|EXPIRES|EXPIRATION|EXP|TTL|LIFETIME|ALGORITHM|ALG|ISSUER|ISS|AUDIENCE|AUD|LEEWAY|HEADER)$/;
 
 /** A variable that names where a secret lies or what holds it (`SECRET_YML_PATH`, `TOKEN_FILE`, `SECRETS_VOLUME`, `SECRET_NAME`), not the secret itself. */
 const NAMES_A_PLACE = /^(PATH|FILE|DIR|FILENAME|LOCATION|NAME|VOLUME|MOUNT)$/;
@@ -222,7 +225,8 @@ export function isCredentialName(name: string): boolean {
         (CREDENTIAL_PART.test(p) ||
           CREDENTIAL_PART.test(p.replace(/\d+$/, '')) ||
           (name === name.toUpperCase() && /^[A-Z]+(TOKEN|SECRET|PASSWORD|PASSWD)$/.test(p))) &&
-        !(/^KEYS?\d*$/.test(p) && ((i > 0 && LOOKUP_KEY_OWNER.test(parts[i - 1]!)) || describesKey(parts, i))),
+        !(/^KEYS?\d*$/.test(p) && ((i > 0 && LOOKUP_KEY_OWNER.test(parts[i - 1]!)) || describesKey(parts, i))) &&
+        !(p === 'JWT' && TOKEN_SETTING.test(parts[i + 1] ?? '')),
     )
   );
 }

@@ -7324,3 +7324,48 @@ describe('checkCommand on the eight read: exploit frameworks, cloud nukers, bett
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on the eight read: phishing kits, container resets, card relays, tokens and generated secrets', () => {
+  it.each([
+    // dnsmasq serving DNS and DHCP; podman's reset; a GUI partitioner; NFS exports for a Docker VM.
+    ['dnsmasq -C config/dnsmasq.conf -d', true, "machine's network"],
+    ['dnsmasq --test', false],
+    ['podman system reset -f', true, 'every container, image and volume'],
+    ['podman system df', false],
+    ['gparted', true, 'repartitions disks'],
+    ['docker-machine-nfs default -f --nfs-config="-maproot=0"', true, "machine's network"],
+    // Phishing kits by name; libnfc_mitm's relay, its device listing aside.
+    ['docker-compose exec hidden python3 HiddenEye.py', true, 'phishing'],
+    ['bash nexphisher', true, 'phishing'],
+    ['nfc_mitm.py --replay previous_log.json', true, 'contactless cards'],
+    ['nfc_mitm.py --list-devs', false],
+    // A JWT in a variable is a credential; its settings are not.
+    ['curl -H "Authorization: Bearer $JWT" https://api.example.com/v1/escrows', true, 'credential variable JWT'],
+    ['echo "expires in $JWT_EXPIRY"', false],
+    // Submodules' URLs copied into the config, as `update --init` copies them; adding one picks a repository.
+    ['git submodule init && git submodule update --recursive', false],
+    ['git submodule sync --recursive', false],
+    ['git submodule add https://github.com/a/b vendor/b', true, 'submodules'],
+    // A secret generated and printed; Composer's installer steps; a digest of literal text.
+    ["node -e \"console.log(require('crypto').randomBytes(64).toString('hex'))\"", false],
+    ["node -e \"console.log('JWT_SECRET=' + require('crypto').randomBytes(32).toString('hex'))\" >> .dev.vars", false],
+    ['node -e "console.log(\'x\' + process.env.TOKEN)"', true, 'inline node code'],
+    ["php -r \"copy('https://getcomposer.org/installer', 'composer-setup.php');\"", false],
+    ['php -r "unlink(\'composer-setup.php\');"', false],
+    ["php -r \"copy('https://example.com/x', 'x.php');\"", true, 'inline php code'],
+    ['php -r "unlink(\'/etc/hosts\');"', true, 'inline php code'],
+    ['php -r "echo md5(\'240610708\');"', false],
+    // A form's fields are no command line; a shell after a `&` outside them still is.
+    ['scrapling extract post "https://api.site.com/search" results.html --data "query=python&type=tutorial"', false],
+    ['foo "a=x&bash -i"', true, 'shell or interpreter'],
+    // Go's programs by the variable that holds Go's path; an app's repository cloned from Heroku.
+    ['$(GOPATH)/bin/packr clean', false],
+    ['$GOPATH/bin/$(TOOL) run', true, 'computed'],
+    ['heroku git:clone -a my-app', false],
+    ['heroku git:remote -a my-app', true, 'infrastructure'],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -95,6 +95,10 @@ const NFC_TOOLS = [
   'nfc-dep-target',
 ];
 const nfcTool = dangerUnlessOnlyAsked((prog) => `reads, writes or emulates the contactless cards near the machine's reader (${prog})`);
+/** libnfc_mitm's relay stands between a card and a reader (`nfc_mitm.py`), logging and replaying what passes; `--list-devs` lists the readers. */
+const nfcRelay: Rule = (call) => {
+  if (!call.args.some((a) => a.text === '--list-devs')) nfcTool(call);
+};
 
 /**
  * HackRF's transfer tool transmits a file (`-t`) or a carrier (`-c`) on the frequency it is given, on a
@@ -138,6 +142,8 @@ export const BUS_RULES: RuleTable = {
     cantools,
     ...Object.fromEntries(Object.keys(BLUETOOTH_REACHES).map((p) => [p, bluetooth])),
     ...Object.fromEntries(NFC_TOOLS.map((p) => [p, nfcTool])),
+    'nfc_mitm.py': nfcRelay,
+    nfc_mitm: nfcRelay,
     hackrf_transfer: hackrfTransfer,
     osmocom_siggen: signalGenerator,
     osmocom_siggen_nogui: signalGenerator,

@@ -422,8 +422,9 @@ const DELIVERY: Record<string, Table> = {
     valued: /^(--context|--filter|--site|--auth|--dir|--functions)$/,
     depth: 1,
   },
+  // An app's repository cloned (`git:clone`) comes into the workspace, as a clone does.
   heroku: {
-    read: /^((apps|ps|releases|addons|domains|regions|stack|spaces|teams|pipelines|features|labs|buildpacks|certs|drains|access|webhooks|plugins|status|whoami|info|logs|version|help|pg|redis|orgs|sessions|authorizations)(:(info|list|wait|diff|versions|status|outliers|ps|locks|blocking|bloat|index-usage|long-running-queries|table-size|maintenance))?)$/,
+    read: /^((apps|ps|releases|addons|domains|regions|stack|spaces|teams|pipelines|features|labs|buildpacks|certs|drains|access|webhooks|plugins|status|whoami|info|logs|version|help|pg|redis|orgs|sessions|authorizations)(:(info|list|wait|diff|versions|status|outliers|ps|locks|blocking|bloat|index-usage|long-running-queries|table-size|maintenance))?|git:clone)$/,
     secret: /^(config(:get)?|auth:token|pg:credentials(:url)?|redis:credentials|authorizations:create)$/,
     valued: /^(-a|--app|-r|--remote|-t|--team|-s|--space)$/,
     depth: 1,

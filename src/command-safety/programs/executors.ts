@@ -1007,6 +1007,7 @@ const CODE_NAMES = [...SHELLS, ...INTERPRETERS, ...Object.keys(INLINE_CODE).filt
  * at the argument's start; after a blank only as an absolute path (`ProxyCommand /bin/sh -i`).
  */
 const CODE_START = new RegExp(String.raw`(^|[=!({|;&\`'",:]\s*|\s)((?:/[\w.+-]+)*/)?(${CODE_NAMES})(?:\d+(?:\.\d+)*)?(?=$|[\s;&|)}'"\`#<>])`, 'g');
+const FORM_FIELDS = /^[\w.[\]%-]+=[\w.%+,:/@-]*(?:&[\w.[\]%-]+=[\w.%+,:/@-]*)+$/;
 const CLOSER: Record<string, string> = { '(': ')', '{': '}', '"': '"', "'": "'", '`': '`' };
 const CODE_OPTION = /^(-[a-zA-Z]*[ecxE]|--(eval|exec|execute|command|code|script|expr|expression|run))(=|$)/;
 /** Functions of many languages that start a command (awk's system(), m4's esyscmd, TeX's \write18, PHP's shell_exec…). */
@@ -1036,6 +1037,8 @@ export function handoffPayloads(prog: string, args: Word[], input: Word[], known
   for (const [i, a] of [...args, ...input].entries()) {
     // The words from the handed-over shell on are its command, judged whole above.
     if (k >= 0 && i >= k && i < args.length) continue;
+    // A form's or a query's fields (`query=python&type=tutorial`): values a request sends, the `&` between them no shell's.
+    if (FORM_FIELDS.test(a.text)) continue;
     const start = [...a.text.matchAll(CODE_START)].find((m) => {
       // A blank alone before the name counts only for an absolute path; a bare name alone (`--lang=bash`) is a language.
       if (m[1]!.trim() === '' && (known || (m[1] !== '' && !m[2]))) return false;

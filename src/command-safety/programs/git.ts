@@ -249,7 +249,10 @@ const SUBCOMMANDS: Record<string, (rest: Word[], st: State, sub: string) => void
   submodule(rest, st) {
     st.repeatable = false;
     const op = operands(rest)[0]?.text ?? '';
-    if (['add', 'set-url', 'init', 'sync'].includes(op)) danger(st, `changes the repository's submodules (git submodule ${op}), ${GIT_CODE_REASON}`);
+    // `init` and `sync` copy the URLs .gitmodules names into the repository's config, as `update --init`
+    // does before it clones: git takes no command (`update = !…`) from .gitmodules, and the transports
+    // a submodule may use are limited whoever wrote its URL. Adding one, or setting its URL, picks the repository.
+    if (['add', 'set-url'].includes(op)) danger(st, `changes the repository's submodules (git submodule ${op}), ${GIT_CODE_REASON}`);
   },
   remote(rest, st) {
     const op = operands(rest)[0]?.text;

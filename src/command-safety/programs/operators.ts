@@ -193,10 +193,12 @@ const aimsAtHostedModel = (args: Word[]) =>
   });
 /**
  * Phishing reverse proxies and frameworks: they stand between a victim and a real login page to take
- * its credentials and session cookies (evilginx, Modlishka, Muraena) and feed its captures on (evilfeed), send and track phishing mail, or
+ * its credentials and session cookies (evilginx, Modlishka, Muraena) and feed its captures on (evilfeed), serve copies of
+ * sites' login pages (zphisher, nexphisher, HiddenEye, BlackEye), send and track phishing mail, or
  * serve a page that takes a visitor's location and device (seeker).
  */
-const PHISHING_TOOLS = /^(evilginx[23]?([-_][\w-]+)?|evilfeed|modlishka|muraena|gophish|king-phisher|setoolkit|zphisher|socialfish|seeker|beef|beef-xss)$/;
+const PHISHING_TOOLS =
+  /^(evilginx[23]?([-_][\w-]+)?|evilfeed|modlishka|muraena|gophish|king-phisher|setoolkit|zphisher|nexphisher|hiddeneye|blackeye|socialfish|seeker|beef|beef-xss)$/;
 /**
  * People-search tools: they look a username, an email address or a phone number up across social
  * networks and services (sherlock, maigret, holehe, GHunt, PhoneInfoga, social-analyzer, Osintgram, Social Mapper's face
@@ -1353,6 +1355,8 @@ function containerDataRemoved(prog: string, args: Word[], st: State): void {
     danger(st, `removes container volumes and the data they hold (${prog} volume ${ops[1]})`);
   if (ops[0] === 'system' && ops[1] === 'prune' && args.some((a) => a.text === '--volumes'))
     return danger(st, `removes container volumes and the data they hold (${prog} system prune --volumes)`);
+  // podman's `system reset` removes every container, image, volume and network the user has, and its settings.
+  if (ops[0] === 'system' && ops[1] === 'reset') return danger(st, `removes every container, image and volume the user has (${prog} system reset)`);
   // A stopped container's file system holds what it wrote; pruning removes every stopped container on
   // the machine, every untagged image (other projects' builds among them), and with `--all` every image
   // no container runs, the ones built here and never pushed too.

@@ -831,7 +831,9 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   // hostapd-wpe is hostapd patched to take the logins of those who join.
   ...Object.fromEntries(['hostapd', 'hostapd-wpe'].map((p) => [p, (args: Word[]) => !args.some((a) => /^(-v|-h)$/.test(a.text))])),
   // DHCP clients take a lease and set an interface's address and the machine's routes and resolver;
-  // DHCP servers hand out leases to the network an interface is on.
+  // DHCP servers hand out leases to the network an interface is on, and dnsmasq answers its names too;
+  // its `--test` only checks a configuration.
+  dnsmasq: (args) => !onlyAsksAbout(args) && !args.some((a) => /^(--test|--version|-v)$/.test(a.text)),
   ...Object.fromEntries(
     ['dhclient', 'dhcpcd', 'udhcpc', 'dhcpd', 'udhcpd'].map((p) => [
       p,
@@ -914,6 +916,9 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   // A USB device reset by its ids or bus path drops whatever the machine had open on it.
   usbreset: (args) => !onlyAsksAbout(args) && args.length > 0,
   // A VLAN interface added to or removed from the machine's network.
+  // docker-machine-nfs exports the machine's home (or the folders named) over NFS to a Docker VM,
+  // rewriting /etc/exports and restarting nfsd with root.
+  'docker-machine-nfs': (args) => !onlyAsksAbout(args),
   vconfig: (_args, ops) => /^(add|rem|set_\w+)$/.test(ops[0] ?? ''),
   // Warewulf's provisioning of a cluster: `configure` rewrites the machine's DHCP, TFTP, NFS and hosts services;
   // a node's or a profile's settings, added, set or deleted, change what every node of them boots.
@@ -1614,7 +1619,7 @@ export const SYSTEM_RULES: RuleTable = {
   patterns: [
     [HESTIA_COMMAND, hestia],
     [
-      /^(mkfs(\..+)?|mke2fs|mkswap|wipefs|fdisk|sfdisk|cfdisk|gdisk|sgdisk|parted|badblocks)$/,
+      /^(mkfs(\..+)?|mke2fs|mkswap|wipefs|fdisk|sfdisk|cfdisk|gdisk|sgdisk|parted|gparted|badblocks)$/,
       ({ prog, args, st }) => {
         if (!listsPartitions(prog, args) && !onlyDiskImages(prog, args, st)) danger(st, `formats or repartitions disks (${prog})`);
       },
