@@ -823,8 +823,7 @@ function namedProgram(w: Word, st: State): Word[] {
   const goBin = /^"?(?:\$\(go env GOPATH\)|`go env GOPATH`)\/bin\/([\w.+-]+)"?$/.exec(w.text);
   if (goBin && w.nested.length === 1 && !st.setsHome) return [{ ...w, text: `~/go/bin/${goBin[1]}`, expands: false }];
   const goPathBin = /^"?\$(?:\{GOPATH\}|\(GOPATH\)|GOPATH)\/bin\/([\w.+-]+)"?$/.exec(w.text);
-  if (goPathBin && nestsOnlyVariable(w, 'GOPATH') && !st.setsHome)
-    return [{ ...w, text: `~/go/bin/${goPathBin[1]}`, expands: false }];
+  if (goPathBin && nestsOnlyVariable(w, 'GOPATH') && !st.setsHome) return [{ ...w, text: `~/go/bin/${goPathBin[1]}`, expands: false }];
   // A program of a fixed name in a directory the Makefile holds in a variable (`$(CLONE)/test/run.sh`,
   // `$(VENV)/bin/python`), or the CI runner in its action's (`"$GITHUB_ACTION_PATH/../check.sh"`): only where it lies
   // is computed, by text the recipe or the runner sets, and it is judged as the program its name says; the home's,
