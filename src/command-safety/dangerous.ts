@@ -1830,8 +1830,10 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   if (listener) danger(st, `gives ${prog} the attacker's listener, where a shell connects back (${listener.text})`);
   // The attackers' wordlists (rockyou's leaked passwords, Kali's /usr/share/wordlists, SecLists) are
   // given only to guess logins, crack hashes or fuzz a site's paths, whatever program takes them.
-  // Downloading one (`curl -L -o rockyou.txt https://…/rockyou.txt`) guesses nothing; where it is written is judged as any download.
-  const wordlist = DOWNLOADERS.has(prog) ? undefined : args.find((a) => ATTACK_WORDLIST.test(a.text));
+  // Downloading one (`curl -L -o rockyou.txt https://…/rockyou.txt`) guesses nothing; where it is written is judged as any download;
+  // nor does listing or reading it (`ls -la /usr/share/wordlists/rockyou.txt`), or unpacking a copy in the workspace (`gunzip rockyou.txt.gz`).
+  const handlesFile = DOWNLOADERS.has(prog) || isReadOnly(prog) || (UNPACKERS.test(prog) && !args.some((a) => /^[/~$]/.test(a.text)));
+  const wordlist = handlesFile ? undefined : args.find((a) => ATTACK_WORDLIST.test(a.text));
   if (wordlist) danger(st, `guesses or fuzzes with an attack wordlist (${prog} ${wordlist.text})`);
   operatorChecks(prog, args, st, env);
   buildOutsideWorkspace(prog, args, st);
@@ -1929,6 +1931,8 @@ const CREDENTIAL_IN_URL = /^[a-z][\w+.-]*:\/\/(?:[^@/:\s]*:)?(?:ghp_\w{20,}|gho_
 const CREDENTIAL_IN_QUERY = /^[a-z][\w+.-]*:\/\/[^\s?]+\?(?:[^\s]*&)?(access_token|api_?key|apikey|token)=[A-Za-z0-9]/i;
 /** A word that is a command line of a program that fetches, runs or deletes (`curl -sL http://…`, `bash -c /tmp/x`). */
 const EMBEDDED_COMMAND = /^(curl|wget|bash|sh|nc|ncat|python3?|perl|php|ruby|rm|chmod|powershell|pwsh)\s+\S/;
+/** Programs that unpack a compressed file where it lies. */
+const UNPACKERS = /^(gunzip|gzip|bunzip2|bzip2|unxz|xz|zstd|unzstd|7z|7za|unzip)$/;
 /** Text processors that only reshape the lines they read, beside the read-only programs (unfurl splits URLs into their parts). */
 const TEXT_PROCESSORS = /^(sort|awk|gawk|sed|tee|less|more|shuf|unfurl)$/;
 /** Tunnels' and out-of-band interaction services' hosts, by a subdomain of theirs or a URL. */

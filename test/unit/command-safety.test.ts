@@ -4163,7 +4163,7 @@ describe('the six sets held out last stop and the hundred-and-second, -third and
 describe('the fifteen sets held out last stop and the hundred-and-sixtieth and -sixty-first: version managers, computed directories, local services, chips', () => {
   it.each([
     // The language version managers change the home's interpreters; choosing one for the directory does not.
-    ['rbenv install 3.1.2', true, "changes the user's rbenv versions"],
+    ['rbenv global 3.1.2', true, "changes the user's rbenv versions"],
     ['tfenv use 1.7.5', true, 'tfenv use'],
     ['pyenv virtualenv 3.11 myenv', true, 'pyenv virtualenv'],
     ['rbenv local 3.1.2', false],
@@ -7363,6 +7363,27 @@ describe('checkCommand on the eight read: phishing kits, container resets, card 
     ['$GOPATH/bin/$(TOOL) run', true, 'computed'],
     ['heroku git:clone -a my-app', false],
     ['heroku git:remote -a my-app', true, 'infrastructure'],
+    // A version kept in the manager's own store; the default every shell starts with changed; tfenv's install may switch.
+    ['pyenv install 3.9.4', false],
+    ['rbenv install 3.2.2', false],
+    ['pyenv init', false],
+    ['pyenv global 3.9.4', true, 'every later shell'],
+    ['rbenv init', true, 'every later shell'],
+    ['tfenv install 1.5.0', true, 'every later shell'],
+    // Tesla's vehicle commands; the dancer's shell; a wireless network joined.
+    ['tesla-control -ble -key-file private_key.pem lock', true, 'commands to a vehicle'],
+    ['tesla-control -h', false],
+    ['dsh -a "killall server_cli"', true, 'other machines'],
+    ['wpa_supplicant -B -iwlan0 -Dwext -c ${SDCARD}/wpa_supplicant.conf', true, "machine's network"],
+    ['wpa_supplicant -v', false],
+    // An attack wordlist listed, or unpacked in the workspace, guesses nothing; unpacked where it lies it writes there.
+    ['ls -la /usr/share/wordlists/rockyou.txt', false],
+    ['gunzip rockyou.txt.gz', false],
+    ['gzip -d /usr/share/wordlists/rockyou.txt.gz', true, 'wordlist'],
+    ['hashcat -m 0 hashes.txt rockyou.txt', true, 'wordlist'],
+    // A quoted `~` is the character itself.
+    ["./scowl word-list scowl.db --spellings B,Z --variant-level '~' > wl.txt", false],
+    ['./scowl word-list scowl.db --out ~/wl.txt', true, 'home'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

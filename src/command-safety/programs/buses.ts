@@ -110,6 +110,9 @@ const hackrfTransfer: Rule = ({ prog, args, st }) => {
   if (transmits) danger(st, `transmits on a radio band others use (${prog} ${transmits.text})`);
 };
 
+/** Tesla's vehicle-command client sends a car its commands (lock, unlock, climate, charging, key pairing) over Bluetooth or the maker's API. */
+const vehicleCommand = dangerUnlessOnlyAsked((prog) => `sends commands to a vehicle, over Bluetooth or its maker's API (${prog})`);
+
 /** osmocom's signal generators transmit a tone, a sweep or noise through the radio they are given, on a band others use. */
 const signalGenerator = dangerUnlessOnlyAsked((prog) => `transmits on a radio band others use (${prog})`);
 
@@ -145,6 +148,7 @@ export const BUS_RULES: RuleTable = {
     'nfc_mitm.py': nfcRelay,
     nfc_mitm: nfcRelay,
     hackrf_transfer: hackrfTransfer,
+    'tesla-control': vehicleCommand,
     osmocom_siggen: signalGenerator,
     osmocom_siggen_nogui: signalGenerator,
     ros2: robotGraph,

@@ -796,6 +796,8 @@ export const NETWORK_RULES: RuleTable = {
     ...Object.fromEntries(['tcpreplay', 'tcpreplay-edit', 'tcpliveplay'].map((p) => [p, replaysTraffic])),
     ...Object.fromEntries(['avahi-publish', 'avahi-publish-service', 'avahi-publish-address'].map((p) => [p, announcesOnNetwork])),
     ...Object.fromEntries(['clush', 'pdsh'].map((p): [string, Rule] => [p, ({ prog, args, st }) => launchesOnHosts(prog, args, st)])),
+    // The dancer's shell runs its command on the machines it is given (`-m`, `-g`, `-a`) or its own list names.
+    dsh: dangerUnlessOnlyAsked((prog) => `starts the command on other machines over ssh (${prog})`),
     ...Object.fromEntries(MAIL_CLIENTS.map((p) => [p, mailClient])),
     himalaya,
     notify: chatNotifier,

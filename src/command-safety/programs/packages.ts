@@ -346,10 +346,13 @@ const mise: Rule = ({ prog, args, st, judge }) => {
 
 /**
  * The language version managers (rbenv, pyenv, nodenv, goenv, jenv, tfenv, nvm, SDKMAN's `sdk`, fvm and their kin) keep the
- * user's interpreters in the home: installing, removing, adding or making one the default (`global`,
- * tfenv's `use`), creating pyenv's virtualenvs there, plugins and `init`'s edit of the shell's startup
- * files change every later shell's tools. Choosing one for this directory or this shell (`local`,
- * `shell`, `pin`), listing and printing (`install -l`, `init -`) stay with the project.
+ * user's interpreters in the home: removing, adding or making one the default (`global`, tfenv's `use`),
+ * creating pyenv's virtualenvs there, plugins and `init`'s edit of the shell's startup files change
+ * every later shell's tools. An install keeps the new version beside the others in the manager's own
+ * store, as a tool store keeps its VMs, and no shell runs it until a version is chosen; tfenv's and
+ * tgenv's installs may switch to it, so they stay changes. Choosing one for this directory or this shell
+ * (`local`, `shell`, `pin`), listing and printing (`install -l`, `init -`, pyenv's bare `init`, which only
+ * prints how to set it up) stay with the project.
  */
 const VERSION_MANAGER_CHANGES =
   /^(install|uninstall|global|add|remove|rehash|enable-plugin|disable-plugin|virtualenv|virtualenv-delete|update|macos-javahome)$/;
@@ -361,14 +364,18 @@ const versionManager: Rule = ({ prog, args, st }) => {
   const changes =
     // nvm keeps each node it installs beside the others in its own store (~/.nvm/versions, as fnm and volta do);
     // the default every later shell starts with is changed by `alias default`, below.
-    (VERSION_MANAGER_CHANGES.test(verb) && !lists && !(prog === 'nvm' && /^(install|uninstall)$/.test(verb)) && !/^(sdk|fvm)$/.test(prog)) ||
+    (VERSION_MANAGER_CHANGES.test(verb) &&
+      !lists &&
+      !(prog === 'nvm' && /^(install|uninstall)$/.test(verb)) &&
+      !(verb === 'install' && !/^(tfenv|tgenv)$/.test(prog)) &&
+      !/^(sdk|fvm)$/.test(prog)) ||
     // tfenv's and tgenv's `use` switch the user's default; `init` without `-` edits the startup files.
     (verb === 'use' && /^(tfenv|tgenv)$/.test(prog)) ||
     // nvm's default alias is the node every later shell starts with; SDKMAN's `default` and fvm's `global` are the same choice.
     (verb === 'alias' && ops[1] === 'default' && prog === 'nvm') ||
     (verb === 'default' && prog === 'sdk') ||
     (verb === 'global' && prog === 'fvm') ||
-    (verb === 'init' && !args.some((a) => a.text === '-'));
+    (verb === 'init' && !args.some((a) => a.text === '-') && !(prog === 'pyenv' && args.length === 1));
   if (changes) danger(st, `changes the user's ${prog} versions or setup, in the home for every later shell (${prog} ${verb})`);
 };
 

@@ -1028,6 +1028,8 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   // iw's wireless interfaces: set into monitor mode, added or deleted, their power or channel set; listing and scanning read.
   iw: (_args, ops) => ops.some((o) => /^(set|del|add|connect|disconnect|ibss|mesh|ocb)$/.test(o)),
   iwconfig: (_args, ops) => ops.length > 1,
+  // wpa_supplicant joins a wireless interface to the networks its configuration names, for as long as it runs.
+  wpa_supplicant: (args) => !onlyAsksAbout(args) && !args.some((a) => /^-[vhL]$/.test(a.text)),
   // A VPN's client joins the machine to another network or offers its ports there; its status and pings read.
   tailscale: (_args, ops) => /^(up|down|set|login|logout|switch|serve|funnel|file|cert|drive|web|lock)$/.test(ops[0] ?? ''),
   'zerotier-cli': (_args, ops) => /^(join|leave|set|orbit|deorbit)$/.test(ops[0] ?? ''),

@@ -755,9 +755,11 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
     // A distinguished name (`-subj /CN=example.com/O=EL`, an empty one `-subj "/"`) starts with a slash but names no file, and
     // neither does a Windows-style switch (`/p:Configuration=Debug`, `/t:Build`, MSBuild's and dotnet's)
     // or an XPath with a test (`//activity/intent-filter/data[@android:scheme]`).
+    // A quoted `~` (`--variant-level '~'`) is the character itself, which the shell leaves unexpanded.
     if (
       value &&
       !webPath &&
+      !(a.literalTilde && value === t) &&
       (/^(\/|~|\$\{?HOME\b)/.test(value) ||
         (/^"?\$\(/.test(value) && MAKE_INSTALL_DIR.test(value)) ||
         (WINDOWS_PLACE.test(value) && !WINDOWS_SYSTEM_FILES.test(value))) &&
