@@ -167,9 +167,10 @@ export const TEMP_DIRS = /^\/(private\/)?(tmp|var\/tmp)(\/|$)/;
  * A path the text names under a temporary directory (`/tmp/build`, `/var/tmp/x.log`): written there
  * freely, so removed or moved away freely too (the sticky bit keeps other users' files there theirs). The
  * directory itself, a glob over it (`/tmp/*`) or a name a variable completes (`/tmp/$X`, which may climb
- * out with `..`) is not one.
+ * out with `..`) is not one; a glob over a named directory there (`/tmp/ota/*`) stays in that directory.
  */
-export const namedTempPath = (abs: string | undefined, text: string) => underTempDir(abs) && !/[*?[$`]/.test(text);
+export const namedTempPath = (abs: string | undefined, text: string) =>
+  underTempDir(abs) && (!/[*?[$`]/.test(text) || (!/[$`]/.test(text) && !/[*?[]/.test(text.slice(0, text.lastIndexOf('/'))) && !/[*?[]/.test(abs)));
 /** A path below a temporary directory, not the directory itself. */
 export const underTempDir = (abs: string | undefined): abs is string => abs !== undefined && TEMP_DIRS.test(abs) && !/^\/(private\/)?(var\/)?tmp\/?$/.test(abs);
 
@@ -455,6 +456,10 @@ export function checkWriteTarget(target: Word, st: State, what: string): void {
   if (CGROUP_CONTROL.test(t)) return danger(st, `${what} a cgroup's control file (${t}), which runs a program or moves a process on the host`);
   if (COMMAND_OPTION_NAME.test(t)) return danger(st, `${what} a file named as a command-running option (${t}), which a later wildcard hands to tar or rsync`);
   if (URL_TARGET.test(t)) return danger(st, `${what} ${t} (another machine)`);
+  // A shell's start-up file by its bare name (`>> .bashrc`) is written where a guide expects the shell to stand, the home:
+  // a project keeps its own copy under a directory of its own (`dotfiles/.bashrc`).
+  if (/^(\.\/)?\.(bashrc|zshrc|bash_profile|bash_login|profile|zprofile|zshenv)$/.test(t))
+    return danger(st, `${what} ${t}, a shell start-up file by its bare name, as the home holds it`);
   const c = classify(target, st);
   if (c.cls === 'inside' || c.cls === 'all') return;
   if (c.abs && TEMP_DIRS.test(c.abs)) {

@@ -7384,6 +7384,29 @@ describe('checkCommand on the eight read: phishing kits, container resets, card 
     // A quoted `~` is the character itself.
     ["./scowl word-list scowl.db --spellings B,Z --variant-level '~' > wl.txt", false],
     ['./scowl word-list scowl.db --out ~/wl.txt', true, 'home'],
+    // A glob over a named directory under /tmp stays there; over /tmp itself it does not.
+    ['rm -rf /tmp/asm_disk_cache/*', false],
+    ['rm -f /tmp/perf-report/*.svg', false],
+    ['rm -rf /tmp/*', true, 'outside the workspace'],
+    ['rm -rf /tmp/ota*', true, 'outside the workspace'],
+    // unzip's directory at the end of a word of switches; serial terminals with windows; Wireshark on an interface.
+    ['unzip $SNAPSHOT -od /opt/rocrail', true, 'extracts to /opt/rocrail'],
+    ['unzip -qod build x.zip', false],
+    ['cutecom', true, 'interactive session'],
+    ['wireshark -i eno1 -f "port 15730"', true, "network's traffic"],
+    ['nc localhost 11111 | wireshark -k -S -i -', false],
+    ['wireshark capture.pcap', false],
+    // A cluster's kubeconfig saved for the user or shown; e-mail harvesters and SMS bombers, by name or image.
+    ['doctl kubernetes cluster kubeconfig save --expiry-seconds 600 primary', true, 'kubeconfig save'],
+    ['doctl kubernetes cluster kubeconfig show primary', true, 'credential'],
+    ['doctl kubernetes cluster list', false],
+    ['python infoga.py --info m4ll0k@protonmail.com --breach -v 3', true, 'looks a person up'],
+    ['docker run -it EmailHarvester -d example.com', true, 'looks a person up'],
+    ['smsboom_pyinstall.exe run -t 64 -p 198xxxxxxxxx', true, 'attack tool'],
+    ['docker run --rm lanqsh/smsboom run -t 1 -p 1 -i 1', true, 'attack tool'],
+    // A shell's start-up file by its bare name is the home's; a project's copy lies in a directory of its own.
+    ['echo "export PATH=~/.local/bin:$PATH" >> .bashrc', true, 'start-up file'],
+    ['cp templates/bashrc dotfiles/.bashrc', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -508,7 +508,13 @@ const CHANGES =
   /^(apply|destroy|down|kill|import|taint|untaint|force-unlock|refresh|up|delete|rm|rb|mv|cp|sync|mb|create|update|deploy|put|set|add|remove|start|stop|restart|reset|resize|terminate|reboot|run|exec|ssh|scp|scale|patch|replace|rollout|drain|cordon|uncordon|label|annotate|edit|install|uninstall|upgrade|rollback|login|invoke|publish|attach|detach|modify|enable|disable|purge|cancel|promote|push|release|revoke|authorize|assign|grant|register|deregister|tag|untag|restore|copy|move|port-forward|proxy|submit|resubmit|retry|suspend|clear|archive|roll|rotate|activate|deactivate|flush|pause|resume|associate|disassociate|suppress|launch|signup|unset|console)([-_].*)?$/;
 
 function readByFirstVerb(prog: string, args: Word[]): Reading {
-  for (const o of text(operands(args))) {
+  const ops = text(operands(args));
+  // A cluster's kubeconfig saved (`doctl kubernetes cluster kubeconfig save`) goes into the user's ~/.kube/config,
+  // which every later kubectl uses; shown, it prints the cluster's credentials.
+  const kubeconfig = ops.indexOf('kubeconfig');
+  if (kubeconfig >= 0 && /^(save|show)$/.test(ops[kubeconfig + 1] ?? ''))
+    return ops[kubeconfig + 1] === 'save' ? change(`${prog} kubeconfig save`) : secret(`${prog} kubeconfig show`);
+  for (const o of ops) {
     if (READS.test(o)) return read;
     if (CHANGES.test(o)) return change(`${prog} ${o}`);
   }

@@ -152,7 +152,8 @@ const extract: Rule = ({ prog, args, st }) => {
     )
   )
     return;
-  const names = prog === 'tar' ? /^(-C|--directory)$/ : /^(-d|--exdir)$/;
+  // unzip's `-d` may end a word of its other switches (`unzip x.zip -od /opt/app`).
+  const names = prog === 'tar' ? /^(-C|--directory)$/ : prog === 'unzip' ? /^(-[a-zA-Z]*d|--exdir)$/ : /^(-d|--exdir)$/;
   let named = false;
   args.forEach((a, k) => {
     const inline = /^(--directory|--exdir)=(.*)$/.exec(a.text);

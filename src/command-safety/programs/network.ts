@@ -452,6 +452,9 @@ const SESSIONS: Readonly<Record<string, (ops: string[]) => boolean>> = {
   'telnetlib3-client': (ops) => ops.length > 0 && !THIS_MACHINE_ADDRESS.test(ops[0]!),
   minicom: () => true,
   picocom: () => true,
+  // The graphical serial terminals open the attached device's console as minicom does.
+  cutecom: () => true,
+  gtkterm: () => true,
   // tio opens a device or a configured one by name; with nothing named (`tio --list`) it lists them.
   tio: (ops) => ops.length > 0,
   cu: () => true,
@@ -792,6 +795,11 @@ export const NETWORK_RULES: RuleTable = {
       ),
     ),
     ...Object.fromEntries(['tcpdump', 'tshark', 'dumpcap', 'termshark', 'ngrep', 'tcpflow', 'sniffglue'].map((p) => [p, capture])),
+    // Wireshark's window captures when told an interface (`-i eno1`); given a file, or a pipe (`-i -`), it opens what it is given.
+    wireshark: (call) => {
+      const k = call.args.findIndex((a) => /^(-i|--interface)$/.test(a.text));
+      if (k >= 0 && call.args[k + 1]?.text !== '-') capture(call);
+    },
     ...Object.fromEntries(['snmptrap', 'snmpinform', 'snmpset'].map((p) => [p, snmpSends])),
     ...Object.fromEntries(['tcpreplay', 'tcpreplay-edit', 'tcpliveplay'].map((p) => [p, replaysTraffic])),
     ...Object.fromEntries(['avahi-publish', 'avahi-publish-service', 'avahi-publish-address'].map((p) => [p, announcesOnNetwork])),
