@@ -7404,6 +7404,9 @@ describe('checkCommand on the eight read: phishing kits, container resets, card 
     ['docker run -it EmailHarvester -d example.com', true, 'looks a person up'],
     ['smsboom_pyinstall.exe run -t 64 -p 198xxxxxxxxx', true, 'attack tool'],
     ['docker run --rm lanqsh/smsboom run -t 1 -p 1 -i 1', true, 'attack tool'],
+    ['python smsboom.py', false],
+    ['smsboom_pyinstall.exe update', false],
+    ['python infoga.py', false],
     // A shell's start-up file by its bare name is the home's; a project's copy lies in a directory of its own.
     ['echo "export PATH=~/.local/bin:$PATH" >> .bashrc', true, 'start-up file'],
     ['cp templates/bashrc dotfiles/.bashrc', false],

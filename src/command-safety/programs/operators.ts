@@ -1169,7 +1169,9 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
       // Its lists of formats and templates, its examples, or its longer help (`--listformats`, `--examples`, `-hh`).
       (args.length > 0 && args.every((a) => /^(--list\w*|--examples|-hh)$/.test(a.text))) ||
       // msfvenom's options of one payload (`msfvenom -p linux/x86/adduser --list-options`).
-      (tool === 'msfvenom' && args.some((a) => a.text === '--list-options')),
+      (tool === 'msfvenom' && args.some((a) => a.text === '--list-options')) ||
+      // SMSBoom started bare prints its usage, and `update` fetches its list of services.
+      (/^smsboom/i.test(tool) && (args.length === 0 || operands(args)[0]?.text === 'update')),
   },
   { tools: PRIVILEGE_HUNTERS, does: 'hunts this machine for secrets and a way to root' },
   // Endgame rewrites the resource policies of an AWS account to open its buckets, keys, secrets and
@@ -1290,7 +1292,9 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
       /^(version|serve)$/.test(operands(args)[0]?.text ?? '') ||
       args.some((a) => a.text === '--web') ||
       // user-scanner's lists of its username and e-mail modules.
-      (tool === 'user-scanner' && args.every((a) => /^-l[ue]$/.test(a.text))),
+      (tool === 'user-scanner' && args.every((a) => /^-l[ue]$/.test(a.text))) ||
+      // The e-mail harvesters started bare print their usage.
+      (/^(infoga|emailharvester|simplyemail)/i.test(tool) && args.length === 0),
   },
   // spraycharles' wordlist maker and its results' analysis (`gen`, `analyze`) work on files here.
   { tools: /^spraycharles$/, does: "sprays passwords at an organisation's logins", harmless: (args) => /^(gen|analyze)$/.test(args[0]?.text ?? '') },
