@@ -1768,13 +1768,14 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
     !scriptArgs.some((a) => /^(--dry-run|-h|--help)$/.test(a.text))
   )
     danger(st, `runs a script kept among exploits (${runTarget})`);
-  // So does one named for an exploit (`exploit.py http://localhost:7860/`, `CVE-2024-1561.py`, `poc2.py -t …`),
+  // So does one named for an exploit (`exploit.py http://localhost:7860/`, `CVE-2024-1561.py`, `poc2.py -t …`, a write-up's `exp.py`),
   // even against this machine: its payload runs on whatever answers there. A generator of a payload file is not one.
   // Exploit-DB's scripts keep their entry's number for a name (`python 49933.py`); they ask for their target when given none.
   else if (
     runTarget !== undefined &&
     (EXPLOIT_DB_SCRIPT.test(runTarget) ||
-      (/(^|[/_.-])(exploit|rce|poc\d*|cve[-_]\d{4}[-_]\d+)([_.-][\w.-]*)?\.(py|sh|rb|pl|js|php|go)$/i.test(runTarget) &&
+      ((/(^|[/_.-])(exploit|rce|poc\d*|cve[-_]\d{4}[-_]\d+)([_.-][\w.-]*)?\.(py|sh|rb|pl|js|php|go)$/i.test(runTarget) ||
+        /(^|\/)exp\d*\.(py|sh|rb|pl|js|php|go)$/i.test(runTarget)) &&
         !/gen/i.test(runTarget) &&
         scriptArgs.length > 0)) &&
     // Asked for help, or to write its payload into a file here (`--generate`, `--output poisoned.png`), it attacks nothing;

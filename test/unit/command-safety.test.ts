@@ -7407,6 +7407,9 @@ describe('checkCommand on the eight read: phishing kits, container resets, card 
     ['python smsboom.py', false],
     ['smsboom_pyinstall.exe update', false],
     ['python infoga.py', false],
+    // A write-up's exploit by its short name, given something to do; an experiment's script is not one.
+    ['python exp.py --read /etc/passwd', true, 'named for an exploit'],
+    ['python run_exp.py --lr 0.1', false],
     // A shell's start-up file by its bare name is the home's; a project's copy lies in a directory of its own.
     ['echo "export PATH=~/.local/bin:$PATH" >> .bashrc', true, 'start-up file'],
     ['cp templates/bashrc dotfiles/.bashrc', false],
