@@ -1789,6 +1789,11 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   const flashArgs = flashScript === words[0]!.text ? args : scriptArgs;
   if (flashScript !== undefined && !flashArgs.some((a) => /^(-h|--help|-l|--list)$/.test(a.text)))
     danger(st, `runs a script named for flashing an attached board (${flashScript})`);
+  // A radio's transmit program by its name (`secplus_tx.py`, `op25_tx.py`) given a frequency sends on it, a band others use.
+  const transmitter = [words[0]!.text, runTarget].find((t) => t !== undefined && /(^|[/_-])tx(_v?\d+)?(\.(py|sh))?$|(^|\/)\w+_tx_\w+\.(py|sh)$/i.test(t));
+  const transmitArgs = transmitter === words[0]!.text ? args : scriptArgs;
+  const frequency = transmitArgs.find((a) => /^--?(freq|frequency)(=|$)/.test(a.text));
+  if (transmitter !== undefined && frequency) danger(st, `transmits on a radio frequency others use (${transmitter} ${frequency.text})`);
   // A program told to replace itself (`composer self-update`, `rustup self update`, `gnmic version
   // upgrade`, `winetricks --self-update`) downloads a new build over the installed one, outside the workspace.
   const selfUpdate = args.findIndex(
@@ -1836,6 +1841,9 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   const handlesFile = DOWNLOADERS.has(prog) || isReadOnly(prog) || (UNPACKERS.test(prog) && !args.some((a) => /^[/~$]/.test(a.text)));
   const wordlist = handlesFile ? undefined : args.find((a) => ATTACK_WORDLIST.test(a.text));
   if (wordlist) danger(st, `guesses or fuzzes with an attack wordlist (${prog} ${wordlist.text})`);
+  // A downloader told to take a browser's cookies (`yt-dlp --cookies-from-browser firefox`) reads the user's logged-in sessions from its store.
+  const browserCookies = args.find((a) => /^--cookies-from-browser(=|$)/.test(a.text));
+  if (browserCookies) danger(st, `reads a browser's cookie store, the user's logged-in sessions (${prog} ${browserCookies.text})`);
   operatorChecks(prog, args, st, env);
   buildOutsideWorkspace(prog, args, st);
   for (const p of prog === 'git' ? gitPayloads(args, st) : payloadsOf(prog, args)) judgePayload(p, st);

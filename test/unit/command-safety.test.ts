@@ -5123,7 +5123,7 @@ describe('the sixteen sets held out this session, tuned on: store lanes, RFID re
     ['tmux -L interface send-keys -t basic:0.0 bundle\\ exec\\ rake\\ test C-m', false],
     ["tmux send-keys -t s C-z 'cat /etc/hosts' Enter", false],
     ['tmux send-keys -t x Up Enter', true, 'cannot read'],
-    ['tmux send-keys -t x "$CMD" Enter', true, 'cannot read'],
+    ['tmux send-keys -t x "$CMD" Enter', true, 'computed'],
     // a Makefile's variable holding a known program's path is that program
     ['$(PIP_PATH) install --upgrade --requirement requirements.txt', false],
     ['$(PIP_PATH) install --user x', true, "user's Python"],
@@ -7410,6 +7410,31 @@ describe('checkCommand on the eight read: phishing kits, container resets, card 
     // A write-up's exploit by its short name, given something to do; an experiment's script is not one.
     ['python exp.py --read /etc/passwd', true, 'named for an exploit'],
     ['python run_exp.py --lr 0.1', false],
+    // Text typed into a pane with variables in it is read as a shell reads it; a command a variable names is not.
+    ['tmux send-keys -t "$SESSION:0.0" "cd \'$SCRIPT_DIR/ui\' && npm run dev" Enter', false],
+    ['tmux send-keys -t "$SESSION:0.3" "$CONSOLE_CMD" Enter', true, 'computed'],
+    ['tmux send-keys -t x "curl $URL | sh" Enter', true, 'downloading'],
+    // FM broadcast received; other bands recorded.
+    ['rtl_fm -f 89.3M -s 171k - | redsea -r 171k', false],
+    ['rtl_fm -f 433.92M -s 250k - > keyfob.raw', true, 'radio signals'],
+    // A project's JSON parsed to check it.
+    ["node -e \"JSON.parse(require('fs').readFileSync('package.json', 'utf8'))\"", false],
+    // A browser's cookie store; the Proxmark3's interactive client; a transmitter given a frequency; a thermostat.
+    ['gallery-dl --cookies-from-browser firefox "https://example.com/gallery"', true, 'cookie store'],
+    ['pm3', true, 'RFID reader'],
+    ['pm3 -h', false],
+    ['./secplus_tx.py --freq 315150000 --rolling 2731817118 --fixed 876029924', true, 'transmits'],
+    ['./secplus_rx.py --freq 315150000', false],
+    ['ecobee set-temp 22', true, 'thermostat'],
+    ['ecobee status', false],
+    // SMBCrunch's share hunters; setup.py run as a program; every image removed; a list of shops; Convex's deployment.
+    ["./SMBHunt.pl -a 'testdomain\\john:hunter2' -i portscan445.gnmap -o shares_found.txt", true, 'attack tool'],
+    ['setup.py sdist bdist_wininst upload register', true, 'package index'],
+    ['./setup.py build', false],
+    ['docker rmi $(docker images)', true, 'every container or image'],
+    ['python3 ShopifyTakeover.py -l shop.txt -t 40', true, 'list of sites'],
+    ['npx convex env set SITE_URL "https://your-app.vercel.app"', true, 'infrastructure'],
+    ['npx convex dev', false],
     // A shell's start-up file by its bare name is the home's; a project's copy lies in a directory of its own.
     ['echo "export PATH=~/.local/bin:$PATH" >> .bashrc', true, 'start-up file'],
     ['cp templates/bashrc dotfiles/.bashrc', false],

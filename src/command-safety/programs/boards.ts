@@ -173,10 +173,12 @@ const phone: Rule = ({ prog, args, st }) => {
 /**
  * The Proxmark3's client given commands or a script to run (`pm3 -c "hf mf autopwn"`, `-s cmds.txt`): it
  * reads, cracks, clones or writes the cards its attached reader reaches, and drives the reader itself.
+ * Started with nothing but its port (`pm3`, `proxmark3 /dev/ttyACM0`), it is that client's interactive session.
  */
 const proxmark: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
-  if (!onlyAsksAbout(args) && args.some((a) => /^(-c|--command|-s|--script-file|-l|--lua|-y|--py)(=|$)/.test(a.text)))
+  const session = operands(args).length === args.length;
+  if (!onlyAsksAbout(args) && (session || args.some((a) => /^(-c|--command|-s|--script-file|-l|--lua|-y|--py)(=|$)/.test(a.text))))
     danger(st, `reads, cracks, clones or writes the cards an attached RFID reader reaches (${prog})`);
   // Its port and its flashing options are judged as any program's (`proxmark3 /dev/ttyACM0 --flash …`).
   judgeUnknownProgram(prog, args, st);

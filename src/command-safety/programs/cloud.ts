@@ -909,6 +909,7 @@ const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) =
   // redc builds, starts, stops and runs commands on red-team machines in the cloud accounts it holds; its listings and plans read.
   // CodePush's clients release an app's update to every installed copy (`release-react`), patch or promote a release and make access keys.
   // Botasaurus' `bota` makes static IPs, clusters and VMs in the Google Cloud account and installs apps on them.
+  // Convex's CLI deploys the project's functions, sets its deployment's variables and runs functions there.
   ...Object.fromEntries(
     [
       'doctl',
@@ -927,6 +928,7 @@ const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) =
       'code-push',
       'code-push-standalone',
       'bota',
+      'convex',
     ].map((p) => [p, readByFirstVerb]),
   ),
   // Pydio Cells' client (`cec`) moves and removes the files of the server it signs in to, and keeps its sign-in;

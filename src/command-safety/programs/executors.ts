@@ -609,15 +609,16 @@ const CLEARING_KEY = /^(C-c|C-z|C-u|C-l|C-d)$/;
 /**
  * What `tmux send-keys` types into a pane, read as the lines its shell runs: its strings are typed as
  * they are, one after another, and Enter (or C-m) runs the line typed so far (`send-keys -t s:0 'make
- * test' Enter`). A key the checker cannot replay (Tab completes, Up recalls history), hex keys or a
- * variable's keys make what runs unknown; a copy-mode command (`-X`) types nothing.
+ * test' Enter`). A key the checker cannot replay (Tab completes, Up recalls history) or hex keys make what
+ * runs unknown; a copy-mode command (`-X`) types nothing. Text with variables in it (`"cd $DIR && npm run
+ * dev"`) is read as `sh -c` reads such text: a command a variable names stays unknown there.
  */
 function typedIntoPane(args: Word[]): Payload[] {
   if (args.some((a) => a.text === '-X')) return [];
   const keys = operands(args, /^-(t|N|c|F)$/);
   if (!keys.length) return [];
   const literal = args.some((a) => /^-[a-zA-Z]*l/.test(a.text));
-  if (args.some((a) => /^-[a-zA-Z]*H/.test(a.text)) || keys.some((w) => w.expands)) return [{ kind: 'opaque', via: 'tmux send-keys' }];
+  if (args.some((a) => /^-[a-zA-Z]*H/.test(a.text))) return [{ kind: 'opaque', via: 'tmux send-keys' }];
   const lines: string[] = [];
   let line = '';
   for (const key of keys.map((w) => w.text)) {

@@ -236,6 +236,8 @@ export const INTERPRETER_RULES: RuleTable = {
     python,
     python2: python,
     python3: python,
+    // setup.py run as a program (`setup.py sdist upload`, its shebang naming python) is python running it.
+    'setup.py': (call) => python({ ...call, args: [word('setup.py'), ...call.args] }),
     node: versionOnly,
     java,
     ruby: versionOnly,

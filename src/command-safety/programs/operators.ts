@@ -111,12 +111,12 @@ const NETWORK_POISONERS =
  * Redis servers and message brokers (enteletaor, RedisEXP), a Slack workspace's pillager and the hunters of secrets
  * in a team's Slack, GitLab or GitHub with a stolen or borrowed token (slackattack, the Watchman tools), GLPI's exploiter (glpwnme),
  * a brute-forcer of S3 buckets' names through public resolvers (mass3), a proxy that disguises and decrypts a
- * directory's LDAP traffic in the middle (ldapx), a planter of shortcut files on shares that coerce every visitor's
+ * directory's LDAP traffic in the middle (ldapx), SMBCrunch's hunters and listers of a network's shares with a domain login (SMBHunt, SMBList, SMBGrab), a planter of shortcut files on shares that coerce every visitor's
  * machine to authenticate (LinkSiren), a driver of planted web shells (webshell-sniper), a Kubernetes attack framework (KubeShadow), and the Metasploit framework's own programs (its console, database, updater and RPC daemon, all named `msf…`). Any run but help or the
  * version is the attack, or the framework made ready for one, whatever names the target.
  */
 const ATTACK_TOOLS =
-  /^(drxploit|mssql-spider|petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|bucket-stream|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat(-[\w.-]+)?|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|mooshy|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor|mose|dnstwist|arp-scan|macgonuts|kubehound|cloudfox|s3-account-search|shelljack|interactsh-server|kvm_prober|ctrsploit|firebomb|firegun(\.py)?|leaklooker(\.py)?|[\w-]*(sms|call|mail|[tT])[-_]?[bB]omb(er)?(\.(py|sh))?|[\w-]*[bB]omber(\.(py|sh))?|sigploit(\.py)?|sapsxpg|kubeletmein|dighub|gitgot(\.py|-docker\.sh)?|onvifscan|deepteam|prompt-security-fuzzer|enteletaor3?(\.py)?|redisexp|slackattack|(slack|gitlab|github|confluence|jira)-watchman|glpwnme|mass3|ldapx|linksiren|webshell-sniper|bluespy(\.py)?|qsreceiver|qssender|sonos-sabotage|mqulator(\.py)?|what-vpn|gophinder|nullog(\.sh)?|festin|kubeshadow|smsboom[\w.-]*)$/i;
+  /^(drxploit|mssql-spider|petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|bucket-stream|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat(-[\w.-]+)?|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|mooshy|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor|mose|dnstwist|arp-scan|macgonuts|kubehound|cloudfox|s3-account-search|shelljack|interactsh-server|kvm_prober|ctrsploit|firebomb|firegun(\.py)?|leaklooker(\.py)?|[\w-]*(sms|call|mail|[tT])[-_]?[bB]omb(er)?(\.(py|sh))?|[\w-]*[bB]omber(\.(py|sh))?|sigploit(\.py)?|sapsxpg|kubeletmein|dighub|gitgot(\.py|-docker\.sh)?|onvifscan|deepteam|prompt-security-fuzzer|enteletaor3?(\.py)?|redisexp|slackattack|(slack|gitlab|github|confluence|jira)-watchman|glpwnme|mass3|ldapx|linksiren|webshell-sniper|bluespy(\.py)?|qsreceiver|qssender|sonos-sabotage|mqulator(\.py)?|what-vpn|gophinder|nullog(\.sh)?|festin|kubeshadow|smsboom[\w.-]*|smb(hunt|list|grab)(\.pl)?)$/i;
 /** yubico-piv-tool's actions (`-a status`, `--action=read-certificate`) and solo's commands that only read the key. */
 function securityKeyReads(args: Word[]): boolean {
   if (onlyAsksAbout(args)) return true;
@@ -162,6 +162,15 @@ const RADIO_TRANSMITTERS =
  * signals around (others' key fobs, sensors and tyres); its self-test (`rtl_test`) receives nothing.
  */
 const RADIO_RECORDERS = /^(rtl_sdr|rtl_433|rtl_fm|rtl_power|rtl_tcp|tpms_rx)$/;
+/** Whether every frequency rtl_fm is tuned to lies in the FM broadcast band (87.5 to 108 MHz), the radio stations everyone receives. */
+function tunesBroadcastFm(args: Word[]): boolean {
+  const hertz = args.flatMap((a, k) => {
+    if (a.text !== '-f') return [];
+    const m = /^(\d+(?:\.\d+)?)([kMG]?)$/.exec(args[k + 1]?.text ?? '');
+    return m ? [Number(m[1]) * ({ '': 1, k: 1e3, M: 1e6, G: 1e9 } as Record<string, number>)[m[2]!]!] : [Number.NaN];
+  });
+  return hertz.length > 0 && hertz.every((f) => f >= 87.5e6 && f <= 108e6);
+}
 /**
  * MailSniper's PowerShell functions: they search other people's mailboxes, pull an organisation's address
  * list, harvest its user names and spray passwords at its mail servers.
@@ -938,6 +947,14 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
         /^(call|edit|create|delete|remove|rename|assign|update|upgrade|restart|stop|start|toggle|post|put|set|reload|fire)$/.test(a.text),
       ),
   },
+  // An ecobee thermostat's command line sets the home's temperature, mode and holds through the maker's cloud, and
+  // stores the login it automates; its status, readings and listings only read.
+  {
+    tools: /^ecobee$/,
+    does: "changes the home's thermostat (its temperature, mode or schedule) or stores its login",
+    harmless: (args) =>
+      onlyAsksAbout(args) || /^(status|show|list|info|sensors|weather|history|thermostats|help|version)$/.test(operands(args)[0]?.text ?? 'status'),
+  },
   // argcomplete's global activation installs its completion hook into the shell's startup, the user's
   // (`--user`) or the machine's bash completion directory, which every later shell loads.
   {
@@ -1271,7 +1288,11 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     does: 'captures or attacks nearby wireless networks',
     harmless: (args) => args.every((a) => /^(-v\d?|-t|none|-h)$/.test(a.text)),
   },
-  { tools: RADIO_RECORDERS, does: "records or decodes the radio signals around, others' among them", harmless: onlyAsksAbout },
+  {
+    tools: RADIO_RECORDERS,
+    does: "records or decodes the radio signals around, others' among them",
+    harmless: (args, tool) => onlyAsksAbout(args) || (tool === 'rtl_fm' && tunesBroadcastFm(args)),
+  },
   { tools: MAILBOX_ATTACKS, does: "searches others' mailboxes, harvests an organisation's accounts or sprays passwords at its mail servers" },
   {
     tools: SCAN_SERVICES,
@@ -1381,7 +1402,9 @@ function containerDataRemoved(prog: string, args: Word[], st: State): void {
     /^(rm|rmi|kill|stop)$/.test(ops[0] ?? '') &&
     args.some(
       (a) =>
-        /^\$\((docker|podman|nerdctl)\s+(ps|images|container\s+ls|image\s+ls)\s+-[a-z]*[aq][a-z]*(\s+-[a-z]+)*\)$/.test(a.text) &&
+        // The images listed whole (`$(docker images)`) name them too, a header aside.
+        (/^\$\((docker|podman|nerdctl)\s+(ps|images|container\s+ls|image\s+ls)\s+-[a-z]*[aq][a-z]*(\s+-[a-z]+)*\)$/.test(a.text) ||
+          /^\$\((docker|podman|nerdctl)\s+(images|image\s+ls)\)$/.test(a.text)) &&
         !/--filter|-f\s/.test(a.text),
     )
   )

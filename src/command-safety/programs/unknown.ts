@@ -460,7 +460,7 @@ export const aimedOnlyAtThisMachine = (args: readonly Word[]) =>
 const SITE_NAME = /^([a-z0-9-]+\.)+(com|net|org|io|gov|edu|mil|co|uk|de|fr|ru|cn|jp|info|biz|xyz|dev|app|cloud|ai|me|us|eu)$/i;
 /** A file of the sites or hosts a tool is to go through (`-i urls.txt`, `--url-file websites.txt`, `-l targets.lst`). */
 export const TARGET_LIST_FILE =
-  /^([\w.-]*[_-])?(urls?|targets?|hosts?|domains?|subdomains?|websites?|sites?|ips?|iplist|hostlist|urllist|cameras?)(\.(txt|lst|list|csv))?$/i;
+  /^([\w.-]*[_-])?(urls?|targets?|hosts?|domains?|subdomains?|websites?|sites?|ips?|iplist|hostlist|urllist|cameras?|shops?|stores?)(\.(txt|lst|list|csv))?$/i;
 function scannerAimed(prog: string, args: readonly Word[]): string | undefined {
   if (!SCANNER_NAME.test(prog)) return undefined;
   const url = args.find((a) => OTHER_HOST_URL.test(a.text));
