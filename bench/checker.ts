@@ -611,8 +611,12 @@ const TENS = ['', '', ...'twenty thirty forty fifty sixty seventy eighty ninety'
 const TENS_ORDINAL = ['', '', ...'twentieth thirtieth fortieth fiftieth sixtieth seventieth eightieth ninetieth'.split(' ')];
 const belowHundred = (n: number): string =>
   n < 20 ? ONES_ORDINAL[n]! : n % 10 === 0 ? TENS_ORDINAL[n / 10]! : `${TENS[Math.floor(n / 10)]}-${ONES_ORDINAL[n % 10]}`;
-/** A set's ordinal in words, as its file is named: 5 → fifth, 101 → hundred-and-first, 357 → three-hundred-and-fifty-seventh. */
+/**
+ * A set's ordinal in words, as its file is named: 5 → fifth, 101 → hundred-and-first, 357 → three-hundred-and-fifty-seventh,
+ * 1000 → thousandth, 1002 → thousand-and-second.
+ */
 const ordinalWords = (n: number): string => {
+  if (n >= 1000) return n === 1000 ? 'thousandth' : `thousand-and-${ordinalWords(n - 1000)}`;
   if (n < 100) return belowHundred(n);
   // The first hundred's sets are named without "one" (`hundredth`, `hundred-and-first`), as they were written.
   const hundreds = n < 200 ? 'hundred' : `${ONES[Math.floor(n / 100)]}-hundred`;
@@ -621,7 +625,7 @@ const ordinalWords = (n: number): string => {
 
 /** The named corpora above; every other file here must be a numbered set, so none is left out unnoticed. */
 const NAMED = new Set(['checker-corpus.txt', ...['outside', 'fresh', 'third', 'fourth', 'evasions'].map((n) => `checker-corpus-${n}.tsv`)]);
-const byWords = new Map(Array.from({ length: 995 }, (_, k) => [ordinalWords(k + 5), k + 5]));
+const byWords = new Map(Array.from({ length: 1995 }, (_, k) => [ordinalWords(k + 5), k + 5]));
 const numbered = readdirSync(fileURLToPath(new URL('.', import.meta.url)))
   .filter((f) => f.startsWith('checker-corpus') && !NAMED.has(f))
   .map((f) => {
