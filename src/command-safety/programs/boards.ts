@@ -209,8 +209,20 @@ const ubootConsole: Rule = ({ prog, args, st }) => {
   judgeUnknownProgram(prog, args, st);
 };
 
+/**
+ * WiringPi's `gpio` sets the board's pins' modes, levels and PWM (`gpio -g mode 18 pwm`, `gpio -g write 22 1`), driving
+ * whatever is wired to them; reading them (`readall`, `read`) drives nothing.
+ */
+const gpioPins: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const verb = operands(args)[0]?.text ?? '';
+  if (/^(mode|write|pwm|pwmc|pwmr|pwm-bal|pwm-ms|clock|toggle|blink|export|unexport|edge|gbw|pwmTone)$/.test(verb))
+    danger(st, `drives the board's GPIO pins and what is wired to them (${prog} ${verb})`);
+};
+
 export const BOARD_RULES: RuleTable = {
   programs: {
+    gpio: gpioPins,
     ...Object.fromEntries(FLASHERS.map((p) => [p, boardFlasher])),
     ...Object.fromEntries(Object.keys(PHONE_CHANGES).map((p) => [p, phone])),
     pm3: proxmark,

@@ -112,6 +112,22 @@ const hackrfTransfer: Rule = ({ prog, args, st }) => {
 
 /** Tesla's vehicle-command client sends a car its commands (lock, unlock, climate, charging, key pairing) over Bluetooth or the maker's API. */
 const vehicleCommand = dangerUnlessOnlyAsked((prog) => `sends commands to a vehicle, over Bluetooth or its maker's API (${prog})`);
+/**
+ * A rooted car's own tools change its settings: a data value set (`sdv GUI_backlightUserRequest 255`), the gateway's
+ * configuration written (`access-internal-dat.pl steeringheat 1`), the gateway rebooted; given one name, `sdv` and the
+ * gateway's tool only read it.
+ */
+const carSetting: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  if (prog === 'emit-reboot-gateway' || operands(args).length >= 2) danger(st, `changes a car's settings or restarts its gateway (${prog})`);
+};
+/** OpenXC's vehicle interface: `openxc-control set` and `write` send its settings and CAN messages onto the car's bus; the scanner sends diagnostic requests to its modules. */
+const openxcControl: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const verb = operands(args)[0]?.text ?? '';
+  if (prog === 'openxc-scanner' ? !onlyAsksAbout(args) : /^(set|write|diag)$/.test(verb))
+    danger(st, `sends messages or diagnostic requests onto a vehicle's bus (${prog}${verb ? ` ${verb}` : ''})`);
+};
 
 /** osmocom's signal generators transmit a tone, a sweep or noise through the radio they are given, on a band others use. */
 const signalGenerator = dangerUnlessOnlyAsked((prog) => `transmits on a radio band others use (${prog})`);
@@ -149,6 +165,9 @@ export const BUS_RULES: RuleTable = {
     nfc_mitm: nfcRelay,
     hackrf_transfer: hackrfTransfer,
     'tesla-control': vehicleCommand,
+    ...Object.fromEntries(['sdv', 'access-internal-dat.pl', 'emit-reboot-gateway'].map((p) => [p, carSetting])),
+    'openxc-control': openxcControl,
+    'openxc-scanner': openxcControl,
     osmocom_siggen: signalGenerator,
     osmocom_siggen_nogui: signalGenerator,
     ros2: robotGraph,

@@ -931,6 +931,17 @@ const READERS: Readonly<Record<string, (prog: string, args: Word[], st: State) =
       'convex',
     ].map((p) => [p, readByFirstVerb]),
   ),
+  // Artsy's hokusai drives a project's Kubernetes environments: an environment's `env get` prints its secrets and
+  // `configure` writes the user's kubectl and hokusai settings; its local checks, tests, builds and dev stack stay here,
+  // and its other words are read by the first verb (`production update` changes the deployment).
+  hokusai: (prog, args) => {
+    const ops = text(operands(args));
+    const env = ops.indexOf('env');
+    if (env >= 0 && ops[env + 1] === 'get') return secret(`${prog} env get`);
+    if (ops[0] === 'configure') return change(`${prog} configure`);
+    if (/^(check|test|build|dev|version|help)$/.test(ops[0] ?? '')) return read;
+    return readByFirstVerb(prog, args);
+  },
   // Pydio Cells' client (`cec`) moves and removes the files of the server it signs in to, and keeps its sign-in;
   // a copy up to it (`cec scp ./x cells://common-files/`) changes them, one down from it lands here.
   cec: (prog, args) => {

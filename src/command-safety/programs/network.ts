@@ -191,6 +191,8 @@ const SEND_FLAG =
   /^(-d|--data|--data-binary|--data-raw|--data-urlencode|--data-ascii|--json|-F|--form|--form-string|-T|--upload-file|--post-data|--post-file|--body-data|--body-file)$/;
 /** `scheme://user:password@host`: a login's user and password before the host. */
 const URL_WITH_PASSWORD = /^[a-z][\w+.-]*:\/\/[^/@:\s]+:[^/@\s]+@/i;
+/** wget's `-T` is its timeout, where curl's is a file to upload. */
+const WGET = /^wget2?$/;
 const DATA_FLAG = /^(-d|--data(-binary|-raw|-urlencode)?|-F|--form)$/;
 
 /**
@@ -292,7 +294,7 @@ const downloader: Rule = ({ prog, args, st }) => {
     !aimedOnlyAtThisMachine(args) &&
     (args.some((a, i) => /^@/.test(a.text) && i > 0 && DATA_FLAG.test(args[i - 1]!.text)) ||
       args.some((a) => /^(-d|-F|--data[a-z-]*=?|--form=?)@|^[^=\s]+=@/.test(a.text)) ||
-      args.some((a) => /^(-T|--upload-file)$/.test(a.text)))
+      args.some((a) => a.text === '--upload-file' || (a.text === '-T' && !WGET.test(prog))))
   )
     danger(st, `uploads a local file (${prog})`);
   // A mailbox or directory server on another host (`curl imaps://mail.example.com/INBOX -u me -p`,
@@ -362,7 +364,7 @@ const downloader: Rule = ({ prog, args, st }) => {
   if (header >= 0) danger(st, `sends server-side code in a header, for the server to log and run (${prog} ${args[header - 1]!.text})`);
   // Data sent out (a body, a form, an upload), local files fetched as URLs, and arguments built by a
   // command (`?d=$(cat …)`) move what is here to somewhere else.
-  const sends = local ? undefined : args.find((a) => SEND_FLAG.test(a.text.replace(/=.*/, '')));
+  const sends = local ? undefined : args.find((a) => SEND_FLAG.test(a.text.replace(/=.*/, '')) && !(a.text === '-T' && WGET.test(prog)));
   if (sends) danger(st, `sends data to the network (${prog} ${sends.text.replace(/=.*/, '')})`);
   if (args.some((a) => /^(file|gopher|dict|ldap|tftp|telnet):\/\//i.test(a.text)))
     danger(st, `uses a URL scheme that reads local files or talks raw protocols (${prog})`);

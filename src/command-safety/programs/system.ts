@@ -1028,6 +1028,12 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   // iw's wireless interfaces: set into monitor mode, added or deleted, their power or channel set; listing and scanning read.
   iw: (_args, ops) => ops.some((o) => /^(set|del|add|connect|disconnect|ibss|mesh|ocb)$/.test(o)),
   iwconfig: (_args, ops) => ops.length > 1,
+  // FreeSWITCH's console told a command (`fs_cli -x reloadxml`, `-x "sofia profile internal restart"`) changes the
+  // running telephone server; its status, listings and version only read.
+  fs_cli: (args) => {
+    const k = args.findIndex((a) => a.text === '-x');
+    return k >= 0 && !/^(show|status|version|sofia status|help)\b/.test(args[k + 1]?.text ?? '');
+  },
   // wpa_supplicant joins a wireless interface to the networks its configuration names, for as long as it runs.
   wpa_supplicant: (args) => !onlyAsksAbout(args) && !args.some((a) => /^-[vhL]$/.test(a.text)),
   // A VPN's client joins the machine to another network or offers its ports there; its status and pings read.

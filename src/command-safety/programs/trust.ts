@@ -60,7 +60,7 @@ const INDEX_OPTIONS: Readonly<Record<string, RegExp>> = {
   composer: /^$/,
 };
 const INDEX_KEYS =
-  /^(registry|@[^:]+:registry|npmRegistryServer|npmScopes\..*|script-shell|global\.index-url|global\.extra-index-url|install\.index-url|.*\.index-url|.*\.extra-index-url|.*trusted-host|repositories\..*|repos?\..*|secure-http|disable-tls)$/i;
+  /^(registry|@[^:]+:registry|npmRegistryServer|npmScopes\..*|script-shell|global\.index-url|global\.extra-index-url|install\.index-url|.*\.index-url|.*\.extra-index-url|.*trusted-host|.*\.cert|repositories\..*|repos?\..*|secure-http|disable-tls)$/i;
 /** Environment variables naming an index or turning off checksum verification. */
 export const INDEX_VARIABLES =
   /^(PIP_INDEX_URL|PIP_EXTRA_INDEX_URL|PIP_FIND_LINKS|PIP_TRUSTED_HOST|UV_INDEX_URL|UV_EXTRA_INDEX_URL|UV_INDEX|UV_DEFAULT_INDEX|NPM_CONFIG_REGISTRY|npm_config_registry|YARN_NPM_REGISTRY_SERVER|YARN_REGISTRY|BUN_CONFIG_REGISTRY|GOPROXY|GOSUMDB|GOINSECURE|GONOSUMDB|GONOSUMCHECK|GOFLAGS|CARGO_REGISTRIES_\w+_INDEX|POETRY_REPOSITORIES_\w+_URL|BUNDLE_MIRROR__\w+)$/;
@@ -112,7 +112,8 @@ function registryChecks(prog: string, args: Word[], st: State): void {
   if (
     kv[0] &&
     INDEX_KEYS.test(kv[0]) &&
-    (/^(script-shell|secure-http|disable-tls)$/.test(kv[0]) || /^repo/.test(kv[0]) || outsideAllowlist(kv[kv.length - 1] ?? ''))
+    // A certificate authority pip trusts (`global.cert`) lets whoever holds it stand in for any index.
+    (/^(script-shell|secure-http|disable-tls)$/.test(kv[0]) || /^repo/.test(kv[0]) || /\.cert$/.test(kv[0]) || outsideAllowlist(kv[kv.length - 1] ?? ''))
   )
     danger(st, `changes ${prog}'s package index or script shell for every later command (${prog} config set ${kv.join(' ')})`);
   if (prog === 'poetry' && ops[0] === 'source' && ops[1] === 'add')
