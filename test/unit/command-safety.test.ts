@@ -7454,6 +7454,14 @@ describe('checkCommand on the eight read: phishing kits, container resets, card 
     ['hokusai test', false],
     ['./siptorch.py -u sip.example.com --rport 5060 -v', true, 'attack tool'],
     ['./thief.py --subnet 192.168.1.0/24', true, 'attack tool'],
+    // sbt's publishes to this machine's repository or image store; an ICMP tunnel; a harvester of leaked logins; noVNC's proxy.
+    ['sbt -batch clean hmda-platform/docker:publishLocal', false],
+    ['sbt "project hmda-platform" dockerPublishLocalSkipTests', false],
+    ['sbt docker:publish', true, 'publishes'],
+    ['./icmptunnel -s', true, 'attack tool'],
+    ['bash emagnet/emagnet.sh --emagnet', true, 'attack tool'],
+    ['/usr/share/novnc/utils/novnc_proxy --listen 5911 --vnc localhost:5900', true, 'every interface'],
+    ['novnc_proxy --listen localhost:6080 --vnc localhost:5900', false],
     // A shell's start-up file by its bare name is the home's; a project's copy lies in a directory of its own.
     ['echo "export PATH=~/.local/bin:$PATH" >> .bashrc', true, 'start-up file'],
     ['cp templates/bashrc dotfiles/.bashrc', false],

@@ -790,14 +790,14 @@ const mill = everyday(({ prog, args, st }) => {
 /**
  * sbt, Scala's build tool: its tasks build, test and check the project's modules; a task named for
  * publishing (`+publishSigned`, `docs/docusaurusPublishGhpages`) or releasing (`ci-release`,
- * `sonatypeBundleRelease`) sends the build out, except a publish to this machine's own repository
- * (`publishLocal`, `publishM2`).
+ * `sonatypeBundleRelease`) sends the build out, except a publish to this machine's own repository or
+ * image store (`publishLocal`, `publishM2`, `docker:publishLocal`, `dockerPublishLocalSkipTests`).
  */
 const sbt = everyday(({ prog, args, st }) => {
   const task = operands(args).find((o) => {
-    const name = o.text.replace(/^.*\//, '').replace(/^\+/, '');
+    const name = o.text.replace(/^.*[/:]/, '').replace(/^\+/, '');
     return (
-      (/publish/i.test(name) && !/^publish(Local|M2)$/.test(name)) ||
+      (/publish/i.test(name) && !/publish(Local|M2)/i.test(name)) ||
       /(^|-)release$|Release$|^ciRelease|^sonatype(Release|Bundle|Open|Close|Promote|Drop)/.test(name)
     );
   });
