@@ -7471,3 +7471,27 @@ describe('checkCommand on the eight read: phishing kits, container resets, card 
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+describe('checkCommand on the eight read: Upstart jobs, workspace filters, spammers and forge releases', () => {
+  it.each([
+    // Upstart's control stops the machine's jobs; its listings read.
+    ['initctl stop ecm', true, 'service of the machine'],
+    ['initctl list', false],
+    // gunicorn bound to every interface with the port in a variable.
+    ['gunicorn -w 2 -b 0.0.0.0:$NPDI_API_PORT backend.wsgi:app', true, 'every network interface'],
+    ['gunicorn -b 127.0.0.1:$PORT app:app', false],
+    // A workspace filter before pnpm's exec: the program after it is what runs.
+    ['pnpm --filter @rallly/web exec playwright install --with-deps chromium', true, 'system packages'],
+    ['pnpm --filter web exec playwright test', false],
+    ['yarn --cwd app dlx rimraf /etc', true, '/etc'],
+    // A script named for spamming; a MIFARE static-nested key recoverer; a release made on the forge.
+    ['python threaded_spammer_1.py [--random]', true, 'spamming'],
+    ['python anti_spammer.py --train', false],
+    ['nfc-staticnested --dump mycard.dump --dump-keys keys.txt', true, 'cracks passwords'],
+    ['./bin/create-github-release ${{ env.tag }}', true, 'publishing'],
+    ['gh release view v1.2.0', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -768,7 +768,8 @@ const TAR: readonly ExecOption[] = [
 const UV_VALUED =
   /^(--with|--with-editable|--with-requirements|--python|-p|--from|--directory|--project|--package|--group|--only-group|--no-group|--extra|--no-extra|--env-file|--index|--default-index|--index-url|-i|--extra-index-url|--find-links|-f|--index-strategy|--keyring-provider|--resolution|--prerelease|--exclude-newer|--python-platform|--config-file|--cache-dir|--color|--link-mode|--refresh-package|--reinstall-package|--upgrade-package|-P|--no-build-package|--no-binary-package|--config-setting|-C|--allow-insecure-host)$/;
 
-const INTERPRETER_RUNNERS = runsRest(/^(exec|x|dlx)$/, /^(-p|--package|-c|--call|--with|--from|--python|-w|--workspace)$/);
+// A workspace or directory chosen first (`pnpm --filter web exec …`, `yarn --cwd app dlx …`) takes a value.
+const INTERPRETER_RUNNERS = runsRest(/^(exec|x|dlx)$/, /^(-p|--package|-c|--call|--with|--from|--python|-w|--workspace|-F|--filter|-C|--dir|--cwd|--prefix)$/);
 
 /**
  * An ansible ad-hoc run of the command or shell module on this machine hands its argument to the shell

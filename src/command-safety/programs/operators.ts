@@ -15,12 +15,12 @@ import { aimedOnlyAtThisMachine, contractFuzzerRun, OTHER_HOST_URL } from './unk
  * the wallet-key guessers that hunt funded addresses (Plutus, brainflayer, keyhunt and its BSGS server, CryptoDeepTools'
  * attacksafe) and a wallet vault's password cracker (metamask_decryptor), PDF and LEAP crackers (pdfrip, asleap), bkcrack's attack on a ZIP's
  * legacy encryption, cameradar's RTSP logins and
- * the MIFARE key recoverers (mfoc, mfcuk, mfkey32 and mfkey64, miLazyCracker, libnfc_crypto1_crack), and the JSON Web Token crackers
+ * the MIFARE key recoverers (mfoc, mfcuk, nfc-staticnested, mfkey32 and mfkey64, miLazyCracker, libnfc_crypto1_crack), and the JSON Web Token crackers
  * (jwt-cracker, jwtcrack), which guess a service's signing secret; `jtr` is John the Ripper's short name, and a
  * name that says it cracks passwords (`autopasscrack`) is one.
  */
 const CRACKERS =
-  /^([\w-]*brut(e|al|e[-_]?forcer?)|[\w-]*pass[\w-]*crack|[\w-]*[-_]cracker|crack(?!lib|mes?$)[a-z][\w-]*|[\w-]*(pw|pass|password)[-_]?decrypt(er)?|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|milazycracker|libnfc_crypto1_crack|bfkeepforce|keepass4brute|brutespray|hydra|medusa|ncrack|patator|john|jtr|unshadow|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|asleap|pdfrip|bkcrack|keyhunt|bsgsd|attacksafe|metamask_decryptor[\w.-]*|snmpwn|stegcracker|jwt-cracker|jwtcrack|sipcrack|gpp-decrypt|pyrit|cowpatty)$/;
+  /^([\w-]*brut(e|al|e[-_]?forcer?)|[\w-]*pass[\w-]*crack|[\w-]*[-_]cracker|crack(?!lib|mes?$)[a-z][\w-]*|[\w-]*(pw|pass|password)[-_]?decrypt(er)?|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|(nfc-)?staticnested|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|milazycracker|libnfc_crypto1_crack|bfkeepforce|keepass4brute|brutespray|hydra|medusa|ncrack|patator|john|jtr|unshadow|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|asleap|pdfrip|bkcrack|keyhunt|bsgsd|attacksafe|metamask_decryptor[\w.-]*|snmpwn|stegcracker|jwt-cracker|jwtcrack|sipcrack|gpp-decrypt|pyrit|cowpatty)$/;
 /**
  * Web scanners, content fuzzers, injection tools, the screenshotters that visit every host of a list
  * (EyeWitness, aquatone), the crawlers that build a wordlist from a site's words (CeWL), XSS and
@@ -338,16 +338,16 @@ const PRIVILEGE_HUNTERS =
 const SECURITY_KILLERS = /^([\w-]*killer|backstab|edr[\w-]*|driverjack|k7terminator|remotepatcher|killdefender|defendercontrol)$/;
 /**
  * A program or script named for the attack it makes (`spooftastic.py spoofer …`, `XAttacker.pl`,
- * `ble_sniffer`, `session-hijacker`, `bof-stager`, `py-ddos.py`): a name chosen for what it does.
+ * `ble_sniffer`, `session-hijacker`, `bof-stager`, `py-ddos.py`, `threaded_spammer.py`): a name chosen for what it does.
  */
 const ATTACK_NAME =
-  /^([\w-]*[-_])?(\w*attacker|attack|\w*spoof(er|ing)?|\w*sniff(er)?|\w*hijack(er)?|stager|flooder|\w*(?<![Aa]nti[-_]?)(ddos|DDoS|DDOS)(er)?)([-_][\w-]*)?$/;
+  /^([\w-]*[-_])?(\w*attacker|attack|\w*spoof(er|ing)?|\w*sniff(er)?|\w*hijack(er)?|stager|flooder|\w*(?<![Aa]nti[-_]?)spammer|\w*(?<![Aa]nti[-_]?)(ddos|DDoS|DDOS)(er)?)([-_][\w-]*)?$/;
 /**
  * The pattern above backtracks in time growing with the square of a name's length. A name holding none
  * of its words is let go at once; one longer than any tool's (over 256 characters) that holds one counts
  * as named so without the pattern, which keeps a crafted name from stalling the check.
  */
-const ATTACK_WORD = /attack|spoof|sniff|hijack|stager|flooder|ddos|DDoS|DDOS/;
+const ATTACK_WORD = /attack|spoof|sniff|hijack|stager|flooder|spammer|ddos|DDoS|DDOS/;
 const ATTACK_NAMED = { test: (name: string) => ATTACK_WORD.test(name) && (name.length > 256 || ATTACK_NAME.test(name)) };
 /** Names for clearing the machine's logs or histories, or switching off its logins' checks and its logging, in any case and joining. */
 const COVERS_TRACKS_NAMED =
@@ -1265,7 +1265,7 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   // Aimed only at this machine, a spoofer or an attacker script tests the project's own service; `-l` alone lists its attacks.
   {
     tools: ATTACK_NAMED,
-    does: 'runs a program named for spoofing, sniffing, hijacking or attacking',
+    does: 'runs a program named for spoofing, sniffing, hijacking, spamming or attacking',
     harmless: (args) => aimedOnlyAtThisMachine(args) || onlyLists(args) || (args.length === 1 && args[0]!.text === '-l') || readsItsOwnRecords(args),
   },
   // ssh-auditor tries its credentials against every host it has discovered; adding credentials to its

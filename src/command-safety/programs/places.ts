@@ -132,7 +132,13 @@ function namedForPublishing(path: string, st: State, args: Word[]): void {
     /^release[-_.]/.test(name) &&
     !/(^|[-_.])(tests?|smoke|notes|changelog|checks?|verify|validate|lint|dry|channel|version|info|status)([-_.]|$)/.test(name);
   if (
-    ((PUBLISHING_SCRIPT.test(name) || (script && /-release$/.test(name)) || releasesPart || uploads || nightly) &&
+    // A release on the forge is one whatever the file's extension (`bin/create-github-release v1.2`).
+    ((PUBLISHING_SCRIPT.test(name) ||
+      (script && /-release$/.test(name)) ||
+      /(^|[-_.])(github|gh)[-_]release$/.test(name) ||
+      releasesPart ||
+      uploads ||
+      nightly) &&
       (!PREPARES.test(name) || /[-_.]and[-_.](upload|release|publish|deploy)/.test(name))) ||
     (script && /(^|[-_.])push$|^push[-_.]/.test(name))
   )

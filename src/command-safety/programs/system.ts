@@ -555,7 +555,7 @@ const bootImage: Rule = ({ prog, args, st }) => {
 /**
  * The machine's services: starting, stopping or changing one, or the service manager's environment every
  * later service starts with, acts on the whole machine (`service nginx stop`, `systemctl set-environment PATH=…`,
- * dinit's `dinitctl start mpd`).
+ * dinit's `dinitctl start mpd`, Upstart's `initctl stop ecm`).
  */
 const SERVICE_CHANGE =
   /^(start|stop|restart|reload|force-reload|try-restart|reload-or-restart|try-reload-or-restart|condrestart|kill|mask|unmask|disable|isolate|daemon-reload|daemon-reexec|reset-failed|freeze|thaw|set-environment|unset-environment|import-environment|wake|release|unpin|trigger|setenv|shutdown)$/;
@@ -1423,6 +1423,8 @@ export const SYSTEM_RULES: RuleTable = {
     service: services,
     'rc-service': services,
     dinitctl: services,
+    // Upstart's control: `initctl stop ecm` stops a job of the machine as `service` does.
+    initctl: services,
     'update-rc.d': bootRegistration,
     chkconfig: bootRegistration,
     insserv: bootRegistration,

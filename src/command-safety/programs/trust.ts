@@ -375,7 +375,7 @@ function serverChecks(prog: string, args: Word[], st: State): void {
         : /^(?:--?(?:[\w-]+[._-])?(?:address|addr|host|bind|listen|ip|interface|http|endpoint|inspect(?:-brk|-wait)?)|-[Hb])(?:=(.*))?$/
     ).exec(a.text);
     const value = m ? (m[1] ?? args[k + 1]?.text) : undefined;
-    const every = /^-[Hb]/.test(a.text) ? /^(0\.0\.0\.0|\[?::\]?)(:\d+)?$/ : ALL_INTERFACES_ADDRESS;
+    const every = /^-[Hb]/.test(a.text) ? /^(0\.0\.0\.0|\[?::\]?)(:(\d+|\$\w+|\$\{[^}\s]+\}))?$/ : ALL_INTERFACES_ADDRESS;
     if (value !== undefined && value !== '' && every.test(value))
       danger(st, `listens on every network interface (${prog} ${a.text.replace(/=.*/, '')} ${value})`);
     else if (a.text === '--host' && !isReadOnly(prog) && (value === undefined || value.startsWith('-')))
