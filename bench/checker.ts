@@ -603,7 +603,7 @@ const evasions = readCorpus(here('checker-corpus-evasions.tsv'));
  * are found by name; these are the ones held out, their misses printed only with `--list-held-out`. A set
  * read and tuned on leaves this list, and its part is named `…-tuning` from then on.
  */
-const HELD_OUT = new Set<number>([963, 964, 965, 966, 967, 968, 969, 970]);
+const HELD_OUT = new Set<number>([1011, 1012, 1013, 1014, 1015, 1016, 1017, 1018]);
 
 const ONES = ['', ...'one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen'.split(' ')];
 const ONES_ORDINAL = [
