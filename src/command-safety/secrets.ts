@@ -7,7 +7,7 @@ import type { Word } from './shell-lex.js';
 
 /**
  * Places whose reading is itself the harm. The sandbox hides the same ones (src/sandbox/bwrap.ts):
- * /etc's secret files and directories, the homes, /run, agentrun's state; in a home, the
+ * /etc's secret files and directories (certbot's site keys in /etc/letsencrypt among them), the homes, /run, agentrun's state; in a home, the
  * credential stores of ssh, cloud and package tools, shell histories and ~/.config. And macOS's,
  * where no sandbox runs: the local accounts' password hashes (/var/db/dslocal), the key that
  * unlocks the System keychain (/var/db/SystemKey), the keychains themselves, Kerberos' keytab.
@@ -15,7 +15,7 @@ import type { Word } from './shell-lex.js';
 const SECRET_PLACE = new RegExp(
   [
     String.raw`/proc/[^/\s'"]+/(environ|root|mem|cwd|fd|maps|cmdline)`,
-    String.raw`/etc/(master\.passwd|spwd\.db|sudoers(\.d)?|ssh|agentrun|ssl/private|postgresql|kubernetes|security/opasswd|NetworkManager/system-connections|wpa_supplicant)`,
+    String.raw`/etc/(master\.passwd|spwd\.db|sudoers(\.d)?|ssh|agentrun|ssl/private|letsencrypt|postgresql|kubernetes|security/opasswd|NetworkManager/system-connections|wpa_supplicant)`,
     // Every user's mail, root's included (cron's output, password resets).
     String.raw`/var/(spool/)?mail`,
     String.raw`/(var/)?run/secrets`,
@@ -359,12 +359,12 @@ const DOTENV = /(^|\/)[\w-]*\.env(\.(?!(example|sample|template|dist|defaults?|s
  * Google's `client_secret_….json`, a provider's `creds.json` or `credentials.json`, an app's `secrets.json` or `api_keys.json`), a secret, key, token or password
  * kept as a text file (`creds.txt`, `secretkey`, `jupyter-token.txt`, `admin_password.txt`, `.htpasswd`, Pure-FTPd's `pureftpd.passwd`), rsh's trusted hosts (`.rhosts`),
  * Jenkins' stored credentials (`credentials.xml`), and Rails' and Jenkins' master keys (`config/master.key`,
- * `secrets/master.key`, `hudson.util.Secret`), a signing keystore (`release.keystore`, `.jks`, `.p12`) and
+ * `secrets/master.key`, `hudson.util.Secret`), certbot's site key (`privkey.pem`, `privkey1.pem`), a signing keystore (`release.keystore`, `.jks`, `.p12`) and
  * an ssh private key by its usual name (`id_rsa`, `id_ed25519`) or a backup of one (`id_rsa.bak`): each is the login or the key to every
  * other secret.
  */
 const KEY_FILE =
-  /(^|\/)(service[-_]?account[\w.-]*\.json|creds\.(json|txt)|credentials\.(json|txt)|([\w-]*[-_])?(secrets|keys|api[-_]?keys)\.json|secret[-_]?key(\.\w+)?|secrets?\.txt|[\w-]*[-_]token\.txt|[\w-]*[-_]password\.txt|\.h?passwd|[\w-]+\.passwd|\.rhosts|credentials\.xml|client_secret[\w.-]*\.json|master\.key|hudson\.util\.Secret|[\w.-]+\.(keystore|jks|p12|pfx)|([\w-]*[_-])?id_(rsa|dsa|ecdsa|ed25519)(_sk)?(\.(bak|old|orig|backup|save|copy|key))?~?)$/i;
+  /(^|\/)(service[-_]?account[\w.-]*\.json|creds\.(json|txt)|credentials\.(json|txt)|([\w-]*[-_])?(secrets|keys|api[-_]?keys)\.json|secret[-_]?key(\.\w+)?|secrets?\.txt|[\w-]*[-_]token\.txt|[\w-]*[-_]password\.txt|\.h?passwd|[\w-]+\.passwd|\.rhosts|credentials\.xml|client_secret[\w.-]*\.json|master\.key|privkey\d*\.pem|hudson\.util\.Secret|[\w.-]+\.(keystore|jks|p12|pfx)|([\w-]*[_-])?id_(rsa|dsa|ecdsa|ed25519)(_sk)?(\.(bak|old|orig|backup|save|copy|key))?~?)$/i;
 
 /**
  * A file inside a container whose name says it holds a secret (a flag, a password, a key): its path

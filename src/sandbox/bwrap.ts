@@ -17,9 +17,9 @@ export const SANDBOX_HOME = '/tmp/home';
 /** The system part of the root: bound read-only where it is a directory, recreated where it is a link (/bin → usr/bin). */
 const SYSTEM_PATHS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'];
 
-/** Files and directories of /etc that hold secrets: password hashes, host keys, agentrun's own (TLS keys), sudo rules. */
+/** Files and directories of /etc that hold secrets: password hashes, host keys, agentrun's own (TLS keys), certbot's site keys, sudo rules. */
 const ETC_SECRET_FILES = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/sudoers', '/etc/security/opasswd'];
-const ETC_SECRET_DIRS = ['/etc/ssh', '/etc/agentrun', '/etc/ssl/private', '/etc/sudoers.d', '/etc/postgresql', '/etc/kubernetes'];
+const ETC_SECRET_DIRS = ['/etc/ssh', '/etc/agentrun', '/etc/ssl/private', '/etc/letsencrypt', '/etc/sudoers.d', '/etc/postgresql', '/etc/kubernetes'];
 
 /** Toolchain directories the operator adds to the root (`agentrun worker --sandbox-path DIR`, AGENTRUN_SANDBOX_PATHS). */
 function operatorPaths(env: NodeJS.ProcessEnv = process.env): string[] {

@@ -7471,7 +7471,7 @@ describe('checkCommand on the eight read: phishing kits, container resets, card 
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
-describe('checkCommand on the eight read: Upstart jobs, workspace filters, spammers and forge releases', () => {
+describe('checkCommand on the sets read: Upstart jobs, workspace filters, spammers, forge releases and site keys', () => {
   it.each([
     // Upstart's control stops the machine's jobs; its listings read.
     ['initctl stop ecm', true, 'service of the machine'],
@@ -7489,6 +7489,20 @@ describe('checkCommand on the eight read: Upstart jobs, workspace filters, spamm
     ['nfc-staticnested --dump mycard.dump --dump-keys keys.txt', true, 'cracks passwords'],
     ['./bin/create-github-release ${{ env.tag }}', true, 'publishing'],
     ['gh release view v1.2.0', false],
+    // certbot's site keys; a push to the default branch a variable names; a deploy script asked for its state.
+    ['cp /etc/letsencrypt/live/example.com/privkey.pem ssl/', true, 'holds secrets'],
+    ['cat privkey.pem', true, 'key file'],
+    ['openssl x509 -in ssl/fullchain.pem -noout -dates', false],
+    ['git push origin $DEFAULT_BRANCH', true, 'default branch'],
+    ['git push origin HEAD:${defaultBranch}', true, 'default branch'],
+    ['git push origin $FEATURE_BRANCH', false],
+    ['git push origin Main', false],
+    ['./scripts/deploy.sh status', false],
+    ['./scripts/deploy.sh logs server', false],
+    ['./scripts/deploy.sh up', true, 'publishing or deploying'],
+    // A shell function named killer is no killer of security software.
+    ['trap killer INT', false],
+    ['Xhunter1-Killer.exe -n MsMpEng.exe', true, 'security software'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -85,8 +85,12 @@ const RELEASE_REF =
 /** A repository on another host, by URL or by scp's `user@host:path`. */
 const REMOTE_REPOSITORY = /^(https?|git|ssh):\/\/|^[\w.-]+@[\w.-]+:/;
 
-/** A push destination that is the repository's default or integration branch. */
-const DEFAULT_BRANCH = /^(refs\/heads\/)?(main|master|trunk|develop)$/;
+/**
+ * A push destination that is the repository's default or integration branch, by name or as a variable
+ * named for it (`$DEFAULT_BRANCH`, `${MAIN_BRANCH}`, `${{ github.event.repository.default_branch }}`).
+ */
+const DEFAULT_BRANCH =
+  /^(refs\/heads\/)?(main|master|trunk|develop|\$\{?\w*(DEFAULT|[Dd]efault|MAIN|[Mm]ain|MASTER|[Mm]aster)_?(BRANCH|[Bb]ranch)\}?|\$\{\{\s*github\.event\.repository\.default_branch\s*\}\})$/;
 /**
  * A ref named for a release at its start or end (`release`, `release-nightly`, `release/1.x`,
  * `test-release`), the branch a project releases from by name (`stable`, `production`) or publishes its site from (`gh-pages`), or a variable whose name says it holds one (`$RELEASE_BRANCH`, `${RELEASE_REF}`):

@@ -335,7 +335,7 @@ const PRIVILEGE_HUNTERS =
  * (`Xhunter1-Killer.exe -n MsMpEng.exe`, Backstab, EDRSandblast, K7Terminator), its network silenced
  * (EDRSilencer) or its hooks patched out of a process (RemotePatcher).
  */
-const SECURITY_KILLERS = /^([\w-]*killer|backstab|edr[\w-]*|driverjack|k7terminator|remotepatcher|killdefender|defendercontrol)$/;
+const SECURITY_KILLERS = /^([\w-]+killer|backstab|edr[\w-]*|driverjack|k7terminator|remotepatcher|killdefender|defendercontrol)$/;
 /**
  * A program or script named for the attack it makes (`spooftastic.py spoofer …`, `XAttacker.pl`,
  * `ble_sniffer`, `session-hijacker`, `bof-stager`, `py-ddos.py`, `threaded_spammer.py`): a name chosen for what it does.

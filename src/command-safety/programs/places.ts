@@ -113,8 +113,9 @@ const PREPARES = /^(before|after|pre|post|prepare|check|test|verify|validate|bui
 function namedForPublishing(path: string, st: State, args: Word[]): void {
   // Told to stay here (`script/release --local`, `--dry-run`, `--snapshot`), it builds and sends nothing.
   if (args.some((a) => /^(--local|--dry-run|--dry|--snapshot|--no-publish|--skip-publish|-h|--help)$/.test(a.text))) return;
-  // Nor when its first word asks only for a step that stays here (`maint/release build tarball`, `release clean`).
-  if (/^(build|clean|check|test|lint|verify|validate|notes|changelog|help)$/.test(args[0]?.text ?? '')) return;
+  // Nor when its first word asks only for a step that stays here (`maint/release build tarball`, `release clean`)
+  // or only reads what is out there (`./scripts/deploy.sh status`, `deploy.sh logs server`).
+  if (/^(build|clean|check|test|lint|verify|validate|notes|changelog|help|status|logs?|ps|list|info|show)$/.test(args[0]?.text ?? '')) return;
   const name = path.replace(/^.*\//, '').replace(/\.(sh|bash|py|rb|pl|js|mjs|ts)$/, '');
   // A script file's name joins words with `-` too (`x86-64-release.bash`); one that ends in push
   // pushes (`build-and-push.bash`), whatever it does first; one that starts with it pushes what the
