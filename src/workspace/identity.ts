@@ -6,7 +6,7 @@
 // path since, declines it.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { link, mkdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { privateGitDir } from './checkpoint.js';
@@ -28,11 +28,21 @@ export function machineId(home: string): Promise<string> {
       const kept = (await readFile(file, 'utf8').catch(() => '')).trim();
       if (kept) return kept;
       await mkdir(home, { recursive: true });
-      // Written whole then renamed: two processes starting at once agree on the one that lands last, and re-read it.
-      const tmp = `${file}.${process.pid}.tmp`;
+      // Written whole, then linked into place, which fails where the file exists: of workers starting
+      // at once on a new home the first to land wins and every other one reads its id. (A rename
+      // would replace it, and two workers that each read their own would place for ever against each other.)
+      const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
       await writeFile(tmp, randomBytes(16).toString('hex') + '\n');
-      await rename(tmp, file);
-      return (await readFile(file, 'utf8')).trim();
+      try {
+        await link(tmp, file).catch((err: NodeJS.ErrnoException) => {
+          if (err.code !== 'EEXIST') throw err;
+        });
+      } finally {
+        await unlink(tmp).catch(() => undefined);
+      }
+      const id = (await readFile(file, 'utf8')).trim();
+      if (!id) throw new Error(`${file} is empty: remove it (a new id is made) or set AGENTRUN_MACHINE_ID`);
+      return id;
     })();
     id.catch(() => machineIds.delete(home));
     machineIds.set(home, id);

@@ -1,7 +1,9 @@
 // Placement by identity: a marker per conversation under the host's AGENTRUN_HOME matches only the
 // directory it was written for, on that machine; another home, machine id or tree at the path does not.
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkPlacement, machineId, markPlacement } from '../../src/workspace/identity.js';
 import { tempDirSync } from '../helpers/temp.js';
@@ -35,5 +37,34 @@ describe('placement markers', () => {
     expect(await checkPlacement(home, ws, 'c1')).toEqual({ marked: true });
     rmSync(ws, { recursive: true });
     expect(await checkPlacement(home, ws, 'c1')).toEqual({ marked: true, why: `${ws} is gone` });
+  });
+
+  it('is one id for every worker that starts at once on a new home: none places against the others', async () => {
+    const dir = tempDirSync('agentrun-id-race-');
+    const identity = fileURLToPath(new URL('../../src/workspace/identity.ts', import.meta.url));
+    // Each worker loads the module, says it is ready, and asks for the id the moment all are released.
+    const child = `
+      const fs = require('node:fs');
+      import(${JSON.stringify(identity)}).then(async (m) => {
+        fs.writeFileSync(process.argv[1] + '/ready-' + process.pid, '');
+        while (!fs.existsSync(process.argv[1] + '/go')) await new Promise((r) => setTimeout(r, 1));
+        process.stdout.write(await m.machineId(process.argv[1] + '/home'));
+      });`;
+    const workers = Array.from({ length: 8 }, () => spawn(process.execPath, ['--import', 'tsx', '-e', child, dir], { stdio: ['ignore', 'pipe', 'inherit'] }));
+    const ids = workers.map(
+      (w) =>
+        new Promise<string>((resolve, reject) => {
+          let out = '';
+          w.stdout.on('data', (d) => (out += d));
+          w.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`worker exited with ${code}`))));
+        }),
+    );
+    while (readdirSync(dir).filter((f) => f.startsWith('ready-')).length < workers.length) await new Promise((r) => setTimeout(r, 20));
+    writeFileSync(join(dir, 'go'), '');
+    const seen = await Promise.all(ids);
+    expect(new Set(seen).size).toBe(1);
+    expect(seen[0]).toBe(readFileSync(join(dir, 'home', 'machine-id'), 'utf8').trim());
+    // No temporary file is left beside it.
+    expect(readdirSync(join(dir, 'home'))).toEqual(['machine-id']);
   });
 });
