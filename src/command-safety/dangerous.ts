@@ -889,7 +889,7 @@ function judgePromptValue(name: string, value: string, st: State): void {
   analyzeNested(text, st, true);
 }
 
-function checkAssignments(words: Word[], st: State): void {
+function checkAssignments(words: Word[], st: State, definesAliases = false): void {
   const keys = new Map<string, string>();
   const values = new Map<string, Word>();
   for (const w of words) {
@@ -924,8 +924,10 @@ function checkAssignments(words: Word[], st: State): void {
     if (/^(LD|DYLD)_LIBRARY_PATH$/.test(name) && value.split(':').some((l) => TEMP_DIRS.test(l) || l.startsWith('/dev/shm')))
       danger(st, `loads libraries from a shared temporary directory, where anyone may plant one (${w.text})`);
     // A variable a Makefile or script runs its commands through, set to sudo or to a program under it
-    // (`SUDO=sudo make install`, `CONTAINER_ENGINE='sudo podman' make`): what it starts runs as root.
-    if (/^(sudo|doas|pkexec)(\s+(-\S+\s+)*[\w./-]+)?$/.test(value) && !w.expands)
+    // (`SUDO=sudo make install`, `CONTAINER_ENGINE='sudo podman' make`, `PODMAN='sudo podman --events-backend=none'`):
+    // what it starts runs as root. Words after the program that are not options make it a message (`MSG="sudo is needed"`).
+    // An alias's body (`alias newnym='sudo service tor restart'`) runs only when the alias is used, and is judged then.
+    if (/^(sudo|doas|pkexec)(\s+(-\S+\s+)*[\w./-]+(\s+-\S+)*)?$/.test(value) && !w.expands && !definesAliases)
       danger(st, `sets ${name} to ${value}, so the commands it starts run as root (${w.text})`);
     // A build told by its environment to push or publish what it makes (`DOCKER_PUSH=true make image`).
     if (/(^|_)(PUSH|PUBLISH|DEPLOY|UPLOAD)(_|$)/.test(name) && !/^(SKIP|NO|DISABLE|DRY)_/.test(name) && /^(true|1|yes|on)$/i.test(value))
@@ -1514,7 +1516,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   // A cluster's secrets asked of its API by their path (`$APISERVER/api/v1/namespaces/vault/secrets`), whatever client asks.
   const clusterSecrets = words.find((w) => /\/api\/v1\/(namespaces\/[^/\s]+\/)?secrets(\/|\?|"?$)/.test(w.text));
   if (clusterSecrets) danger(st, `reads a cluster's secrets through its API (${clusterSecrets.text})`);
-  checkAssignments(base(words[0]) === 'export' ? words.slice(1) : words, st);
+  checkAssignments(base(words[0]) === 'export' ? words.slice(1) : words, st, base(words[0]) === 'alias');
   // Leading assignments (`x=$(ls)`, `V=1 make`) set variables; what their substitutions run was judged above.
   const env: string[] = [];
   const assignments: Word[] = [];

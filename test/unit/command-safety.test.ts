@@ -7503,6 +7503,18 @@ describe('checkCommand on the sets read: Upstart jobs, workspace filters, spamme
     // A shell function named killer is no killer of security software.
     ['trap killer INT', false],
     ['Xhunter1-Killer.exe -n MsMpEng.exe', true, 'security software'],
+    // A make variable set to sudo with options after the program; an alias's body runs only when used.
+    ["make build CI=1 PODMAN='sudo podman --cgroup-manager=cgroupfs --events-backend=none'", true, 'run as root'],
+    ["alias newnym='sudo service tor restart'", false],
+    // A pin set through Raspberry Pi's pinctrl; a sprayer, SocialBox and bladeGPS by name; a push's help.
+    ['pinctrl set 26 op dl', true, 'GPIO pins'],
+    ['pinctrl 26 ip pu', true, 'GPIO pins'],
+    ['pinctrl get 26', false],
+    ['./spraycannon -s msol -u myemail@domain.com --user-as-password', true, 'attack tool'],
+    ['./SocialBox.sh', true, 'attack tool'],
+    ['./bladegps -e brdc3540.14n -t 2014/12/20,12:00:00', true, 'attack tool'],
+    ['podman push --help', false],
+    ['docker push registry.example.com/app:1.0', true, 'pushes an image'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

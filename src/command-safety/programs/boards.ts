@@ -220,9 +220,19 @@ const gpioPins: Rule = ({ prog, args, st }) => {
     danger(st, `drives the board's GPIO pins and what is wired to them (${prog} ${verb})`);
 };
 
+/** Raspberry Pi's `pinctrl` sets a pin's function, pull and level (`pinctrl set 26 op dl`); `get`, `funcs` and a bare pin only read. */
+const pinControl: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const [verb, ...rest] = operands(args).map((a) => a.text);
+  // `pinctrl 26 op dl`: a pin given settings is set, as with `set`; `pinctrl 26` alone reads it.
+  if (verb === 'set' || (/^\d+(-\d+)?$/.test(verb ?? '') && rest.length > 0))
+    danger(st, `drives the board's GPIO pins and what is wired to them (${prog} ${verb})`);
+};
+
 export const BOARD_RULES: RuleTable = {
   programs: {
     gpio: gpioPins,
+    pinctrl: pinControl,
     ...Object.fromEntries(FLASHERS.map((p) => [p, boardFlasher])),
     ...Object.fromEntries(Object.keys(PHONE_CHANGES).map((p) => [p, phone])),
     pm3: proxmark,

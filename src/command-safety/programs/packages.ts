@@ -37,7 +37,7 @@ const npm: Rule = ({ prog, args, st, judge }) => {
   // A registry verb under a group of the command's (`yarn npm publish`, `npm stage publish`) is that verb.
   const grouped = !NAMES_AFTER.test(ops[0]?.text ?? '') && REGISTRY_VERB.test(ops[1]?.text ?? '');
   const sub = (grouped ? ops[1] : ops[0])?.text;
-  if ((sub === 'publish' && !dryRun(args)) || (sub !== 'publish' && REGISTRY_VERB.test(sub ?? '')))
+  if (!onlyAsksAbout(args) && ((sub === 'publish' && !dryRun(args)) || (sub !== 'publish' && REGISTRY_VERB.test(sub ?? ''))))
     return danger(st, `publishes to a package registry (${prog} ${grouped ? `${ops[0]!.text} ` : ''}${sub})`);
   if (LOGIN.test(sub ?? '')) return danger(st, `${loginWhat(sub!)} a package registry (${prog} ${sub})`);
   // The account's profile, password and two-factor settings are changed on the registry.
@@ -177,7 +177,8 @@ const publishes =
   ({ prog, args, st }) => {
     st.repeatable = false;
     const sub = operands(args)[0];
-    if (!sub || !(words.includes(sub.text) || LOGIN.test(sub.text)) || dryRun(args)) return;
+    // Asked only for the verb's help (`podman push --help`), it sends nothing.
+    if (!sub || !(words.includes(sub.text) || LOGIN.test(sub.text)) || dryRun(args) || onlyAsksAbout(args)) return;
     danger(st, LOGIN.test(sub.text) ? `${loginWhat(sub.text)} a registry (${prog} ${sub.text})` : reason(prog));
   };
 const toRegistry = (p: string) => `publishes to a package registry (${p})`;
