@@ -7515,6 +7515,11 @@ describe('checkCommand on the sets read: Upstart jobs, workspace filters, spamme
     ['./bladegps -e brdc3540.14n -t 2014/12/20,12:00:00', true, 'attack tool'],
     ['podman push --help', false],
     ['docker push registry.example.com/app:1.0', true, 'pushes an image'],
+    // People searches by username across sites and mail providers; Aliens_eye's work on its saved results; pwndrop.
+    ['aliens_eye username --site github,reddit,gitlab', true, 'looks a person up'],
+    ['aliens_eye diff results/old.json results/new.json', false],
+    ['./mailcat.py --tor username', true, 'looks a person up'],
+    ['pwndrop -c "$PWNDROP_CONFIG" &', true, 'attack tool'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -111,12 +111,12 @@ const NETWORK_POISONERS =
  * Redis servers and message brokers (enteletaor, RedisEXP), a Slack workspace's pillager and the hunters of secrets
  * in a team's Slack, GitLab or GitHub with a stolen or borrowed token (slackattack, the Watchman tools), GLPI's exploiter (glpwnme),
  * a brute-forcer of S3 buckets' names through public resolvers (mass3), a proxy that disguises and decrypts a
- * directory's LDAP traffic in the middle (ldapx), SMBCrunch's hunters and listers of a network's shares with a domain login (SMBHunt, SMBList, SMBGrab), a SIP fuzzer (SIPTorch), SeeYouCM-Thief's harvest of credentials from a network's Cisco phones (`thief.py`), a tunnel through a firewall in ICMP echoes (icmptunnel), a harvester of leaked logins that tries them (EMAGNET), a sprayer of cloud logins and social networks' brute-forcers (SprayCannon, SocialBox), a GPS signal spoofer (bladeGPS), a planter of shortcut files on shares that coerce every visitor's
+ * directory's LDAP traffic in the middle (ldapx), SMBCrunch's hunters and listers of a network's shares with a domain login (SMBHunt, SMBList, SMBGrab), a SIP fuzzer (SIPTorch), SeeYouCM-Thief's harvest of credentials from a network's Cisco phones (`thief.py`), a tunnel through a firewall in ICMP echoes (icmptunnel), a harvester of leaked logins that tries them (EMAGNET), a sprayer of cloud logins and social networks' brute-forcers (SprayCannon, SocialBox), a GPS signal spoofer (bladeGPS), a red team's payload server (pwndrop), a planter of shortcut files on shares that coerce every visitor's
  * machine to authenticate (LinkSiren), a driver of planted web shells (webshell-sniper), a Kubernetes attack framework (KubeShadow), and the Metasploit framework's own programs (its console, database, updater and RPC daemon, all named `msf…`). Any run but help or the
  * version is the attack, or the framework made ready for one, whatever names the target.
  */
 const ATTACK_TOOLS =
-  /^(drxploit|mssql-spider|petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|bucket-stream|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat(-[\w.-]+)?|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|mooshy|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor|mose|dnstwist|arp-scan|macgonuts|kubehound|cloudfox|s3-account-search|shelljack|interactsh-server|kvm_prober|ctrsploit|firebomb|firegun(\.py)?|leaklooker(\.py)?|[\w-]*(sms|call|mail|[tT])[-_]?[bB]omb(er)?(\.(py|sh))?|[\w-]*[bB]omber(\.(py|sh))?|sigploit(\.py)?|sapsxpg|kubeletmein|dighub|gitgot(\.py|-docker\.sh)?|onvifscan|deepteam|prompt-security-fuzzer|enteletaor3?(\.py)?|redisexp|slackattack|(slack|gitlab|github|confluence|jira)-watchman|glpwnme|mass3|ldapx|linksiren|webshell-sniper|bluespy(\.py)?|qsreceiver|qssender|sonos-sabotage|mqulator(\.py)?|what-vpn|gophinder|nullog(\.sh)?|festin|kubeshadow|smsboom[\w.-]*|smb(hunt|list|grab)(\.pl)?|siptorch(\.py)?|thief(\.py)?|icmptunnel|emagnet(\.sh)?|spraycannon|socialbox(\.sh)?|bladegps)$/i;
+  /^(drxploit|mssql-spider|petitpotam|printerbug|dfscoerce|shadowcoerce|coercer|ntlmrelayx|smbrelayx|certipy|certipy-ad|msf(venom|console|update|db|rpcd?|d)|trevorspray|msolspray|o365spray|sprayhound|cloudbrute|awsbucketdump|bucket-stream|cloud_enum|s3scanner|aiodnsbrute|dnscan|massdns|smtp-user-enum|reconftw|metabigor|botb|redis-rogue-server|redis-rce|pipeleek|windapsearch|sipvicious_\w+|svmap|svwar|svcrack|svcrash|slowloris|slowhttptest|goldeneye|mqttack|mqtt-pwn|plcscan|s7scan|modbus_?write|pret|lpdtest|printer-reaper|ollama_scanner|msdat|odat(-[\w.-]+)?|h8mail|weevely|xzbot|keepwn|drg|pilreg|turner|turnt-(credentials|controller|admin|relay)|ssh-mitm|mooshy|ssh-snake|snake(\.nocomments)?|zoombo|eggshell|empyre|evilosx|ares|macro_generator|macro_pack|amber|veil|donut|scarecrow|sgn|nimcrypt2?|inceptor|pezor|darkarmour|backdoor-factory|backdoor|mose|dnstwist|arp-scan|macgonuts|kubehound|cloudfox|s3-account-search|shelljack|interactsh-server|kvm_prober|ctrsploit|firebomb|firegun(\.py)?|leaklooker(\.py)?|[\w-]*(sms|call|mail|[tT])[-_]?[bB]omb(er)?(\.(py|sh))?|[\w-]*[bB]omber(\.(py|sh))?|sigploit(\.py)?|sapsxpg|kubeletmein|dighub|gitgot(\.py|-docker\.sh)?|onvifscan|deepteam|prompt-security-fuzzer|enteletaor3?(\.py)?|redisexp|slackattack|(slack|gitlab|github|confluence|jira)-watchman|glpwnme|mass3|ldapx|linksiren|webshell-sniper|bluespy(\.py)?|qsreceiver|qssender|sonos-sabotage|mqulator(\.py)?|what-vpn|gophinder|nullog(\.sh)?|festin|kubeshadow|smsboom[\w.-]*|smb(hunt|list|grab)(\.pl)?|siptorch(\.py)?|thief(\.py)?|icmptunnel|emagnet(\.sh)?|spraycannon|socialbox(\.sh)?|bladegps|pwndrop)$/i;
 /** yubico-piv-tool's actions (`-a status`, `--action=read-certificate`) and solo's commands that only read the key. */
 function securityKeyReads(args: Word[]): boolean {
   if (onlyAsksAbout(args)) return true;
@@ -211,13 +211,14 @@ const PHISHING_TOOLS =
 /**
  * People-search tools: they look a username, an email address or a phone number up across social
  * networks and services (sherlock, maigret, holehe, GHunt, PhoneInfoga, social-analyzer, Osintgram, Social Mapper's face
- * matching, Bellingcat's Telegram phone-number checker, user-scanner),
+ * matching, Bellingcat's Telegram phone-number checker, user-scanner, Aliens_eye),
  * or a code host's users and an organisation's contributors (github-recon, gitxray), or a domain's people by their
- * mail addresses and the breaches they appear in (Infoga, EmailHarvester, SimplyEmail), gathering a
+ * mail addresses and the breaches they appear in (Infoga, EmailHarvester, SimplyEmail), or the mail providers that
+ * hold an address for a nickname (mailcat), gathering a
  * person's accounts and data. Their version, help and local web interface (`serve`, `--web`) look no one up.
  */
 const PEOPLE_SEARCH =
-  /^(sherlock|maigret|holehe|ghunt|phoneinfoga|social-analyzer|osintgram|blackbird|socialscan|toutatis|github-recon|gitxray|social_mapper|telegram[-_]phone[-_]number[-_]checker|user-scanner|(infoga|emailharvester|simplyemail)(\.py)?)$/i;
+  /^(sherlock|maigret|holehe|ghunt|phoneinfoga|social-analyzer|osintgram|blackbird|socialscan|toutatis|github-recon|gitxray|social_mapper|telegram[-_]phone[-_]number[-_]checker|user-scanner|aliens_eye|(infoga|emailharvester|simplyemail|mailcat)(\.py)?)$/i;
 /**
  * Cryptocurrency miners: run against a pool they spend this machine's CPU, GPU and power for whoever
  * holds the wallet, the payload of most cryptojacking. A benchmark or a tuning run with no pool named
@@ -1321,6 +1322,8 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
       args.some((a) => a.text === '--web') ||
       // user-scanner's lists of its username and e-mail modules.
       (tool === 'user-scanner' && args.every((a) => /^-l[ue]$/.test(a.text))) ||
+      // Aliens_eye's work on its saved results and its model, here: a report read (`-r`), compared, labelled, trained on.
+      (tool === 'aliens_eye' && (/^(diff|label|train)$/.test(operands(args)[0]?.text ?? '') || /^(-r|--read)$/.test(args[0]?.text ?? ''))) ||
       // The e-mail harvesters started bare print their usage.
       (/^(infoga|emailharvester|simplyemail)/i.test(tool) && args.length === 0),
   },
