@@ -7520,6 +7520,13 @@ describe('checkCommand on the sets read: Upstart jobs, workspace filters, spamme
     ['aliens_eye diff results/old.json results/new.json', false],
     ['./mailcat.py --tor username', true, 'looks a person up'],
     ['pwndrop -c "$PWNDROP_CONFIG" &', true, 'attack tool'],
+    // A script named for owning its target, not pwntools' command or a challenge binary; a script named crack.
+    ['python wallbox-pwn-vX.py', true, 'exploit script'],
+    ['bash pwn_redis-cli.sh', true, 'exploit script'],
+    ['python auth_pwn.py --help', false],
+    ['pwn checksec ./chall', false],
+    ['gdbserver --no-disable-randomization localhost:1234 ./bin/x86/00-hello-pwn', false],
+    ['python3 crack.py', true, 'cracks passwords'],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -20,7 +20,7 @@ import { aimedOnlyAtThisMachine, contractFuzzerRun, OTHER_HOST_URL } from './unk
  * name that says it cracks passwords (`autopasscrack`) is one.
  */
 const CRACKERS =
-  /^([\w-]*brut(e|al|e[-_]?forcer?)|[\w-]*pass[\w-]*crack|[\w-]*[-_]cracker|crack(?!lib|mes?$)[a-z][\w-]*|[\w-]*(pw|pass|password)[-_]?decrypt(er)?|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|(nfc-)?staticnested|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|milazycracker|libnfc_crypto1_crack|bfkeepforce|keepass4brute|brutespray|hydra|medusa|ncrack|patator|john|jtr|unshadow|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|asleap|pdfrip|bkcrack|keyhunt|bsgsd|attacksafe|metamask_decryptor[\w.-]*|snmpwn|stegcracker|jwt-cracker|jwtcrack|sipcrack|gpp-decrypt|pyrit|cowpatty)$/;
+  /^([\w-]*brut(e|al|e[-_]?forcer?)|[\w-]*pass[\w-]*crack|[\w-]*[-_]cracker|crack(?!lib|mes?$)[a-z][\w-]*|crack|[\w-]*(pw|pass|password)[-_]?decrypt(er)?|plutus|brainflayer|cameradar|mfoc(-hardnested)?|mfcuk|(nfc-)?staticnested|mfkey(32|64)(v2)?(nested)?|mf_nonce_brute|hardnested|milazycracker|libnfc_crypto1_crack|bfkeepforce|keepass4brute|brutespray|hydra|medusa|ncrack|patator|john|jtr|unshadow|hashcat|crowbar|kerbrute|crackmapexec|netexec|nxc|thc-hydra|ophcrack|fcrackzip|pdfcrack|rarcrack|psk-crack|asleap|pdfrip|bkcrack|keyhunt|bsgsd|attacksafe|metamask_decryptor[\w.-]*|snmpwn|stegcracker|jwt-cracker|jwtcrack|sipcrack|gpp-decrypt|pyrit|cowpatty)$/;
 /**
  * Web scanners, content fuzzers, injection tools, the screenshotters that visit every host of a list
  * (EyeWitness, aquatone), the crawlers that build a wordlist from a site's words (CeWL), XSS and
@@ -1365,6 +1365,12 @@ export const knownByName = (prog: string) => {
 const MEMORY_FORENSICS = /^(vol|vol3|volatility3?)$/;
 const CREDENTIAL_PLUGIN = /(^|\.)(hashdump|lsadump|cachedump|mimikatz|lsass)$/i;
 
+/**
+ * A script named for owning a target (`wallbox-pwn-v2.py`, `auth_pwn.py`, `pwn-ret2sys.py`); pwntools' own `pwn`
+ * command and a CTF's compiled challenge (`00-hello-pwn`, no script) are not one.
+ */
+const PWN_SCRIPT = /^(\w+[-_])+pwn([-_][\w.-]+)?\.(py|sh|rb|pl)$|^pwn[-_][\w.-]+\.(py|sh|rb|pl)$/i;
+
 /** The name-judged attack tools' checks, for a program or for a script an interpreter runs (`python3 PetitPotam.py …`). */
 export function attackToolChecks(name: string, args: Word[], st: State): void {
   const tool = toolName(name);
@@ -1372,6 +1378,7 @@ export function attackToolChecks(name: string, args: Word[], st: State): void {
   const rehearses = args.some((a) => /^--(dry-run|health-check)$/.test(a.text));
   for (const f of NAMED_FAMILIES)
     if (f.tools.test(tool) && !(f.onlyAsks ?? onlyAsksAbout)(args) && !f.harmless?.(args, tool) && !rehearses) danger(st, `${f.does} (${name})`);
+  if (PWN_SCRIPT.test(name.replace(/^.*\//, '')) && !onlyAsksAbout(args) && !rehearses) danger(st, `runs an exploit script (${name})`);
   const plugin = MEMORY_FORENSICS.test(tool) ? args.find((a) => CREDENTIAL_PLUGIN.test(a.text)) : undefined;
   if (plugin) danger(st, `extracts password hashes or logins from a memory image (${name} ${plugin.text})`);
 }
