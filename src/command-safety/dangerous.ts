@@ -1803,7 +1803,7 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   // A script named for flashing (`./flash.py`, `./flash_esp32.sh`, `./Flash_Vuln.sh`, `zigbee_flash.sh`, `eepflash.sh`) writes
   // firmware onto the attached board, radio or EEPROM, unless asked for its help or its list of boards, or told an
   // action that writes nothing (`VW_Flash.py --action prepare`, which builds the image to flash later).
-  const flashScript = [words[0]!.text, runTarget].find((t) => t !== undefined && /(^|\/)(\w*[-_])?\w*flash([-_][\w-]*)?\.(py|sh)$/i.test(t));
+  const flashScript = [words[0]!.text, runTarget].find((t) => t !== undefined && /(^|\/)(\w*[-_])?\w*flash(er|([-_][\w-]*)?)\.(py|sh)$/i.test(t));
   const flashArgs = flashScript === words[0]!.text ? args : scriptArgs;
   const actionAt = flashArgs.findIndex((a) => /^--action(=|$)/.test(a.text));
   const action = actionAt >= 0 ? optionValue(flashArgs, actionAt) : undefined;

@@ -175,10 +175,11 @@ const CREDENTIAL_PART =
   /^(KEY|KEYS|APIKEY|TOKEN|TOKENS|SECRET|SECRETS|PASSWORD|PASSWD|PASS|PASSPHRASE|CREDENTIAL|CREDENTIALS|AUTH|COOKIE|PRIVATE|PRIKEY|PRIVKEY|PAT|KEYSTORE|P12|PFX|JWT)$/;
 /**
  * A certificate's file held in a variable (`SIGNING_CERTIFICATE_BASE64`, `CERT_B64`): CI stores a
- * signing identity so, a PKCS#12 bundle with its private key (as KEYSTORE, P12 and PFX hold one); a
- * certificate's path or name (`CA_CERTIFICATE_PATH`) is not its content.
+ * signing identity so, a PKCS#12 bundle with its private key (as KEYSTORE, P12 and PFX hold one), and so
+ * under a name that ends in the certificate itself (`MACOS_CERTIFICATE`, `CERTIFICATES_P12`); a certificate's
+ * path or name (`CA_CERTIFICATE_PATH`) is not its content, nor is a bare `CERT`, which scripts keep paths in.
  */
-const CERTIFICATE_CONTENT = /(^|_)(CERTIFICATE|CERT)_(BASE64|B64)(_|$)/;
+const CERTIFICATE_CONTENT = /(^|_)(CERTIFICATE|CERT)_(BASE64|B64)(_|$)|(^|_)CERTIFICATES?(_P12)?$/;
 
 /**
  * A KEY that follows the name of what it indexes (`cache_key`, `SORT_KEY`, `partition_key`,

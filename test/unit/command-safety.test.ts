@@ -7703,3 +7703,48 @@ describe('checkCommand on the sets read: mailers run, access controllers, bucket
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on the sets read: a server fetching its own addresses, dating-app clients, own process groups and conda hooks', () => {
+  it.each([
+    // A URL handed to another site's server that points at that server's loopback or the cloud's metadata service.
+    ["curl 'http://kansas.example.org/download.php?dl=http://127.0.0.1/secure/debug.php?'", true, 'server-side request forgery'],
+    ['curl "http://shop.example.com/fetch?u=http%3A%2F%2F169.254.169.254%2Flatest%2Fmeta-data%2F"', true, 'server-side request forgery'],
+    // A login's return address, and this machine's own service handed its own address.
+    ['curl "https://github.com/login/oauth/authorize?client_id=x&redirect_uri=http://localhost:3000/cb"', false],
+    ['curl "http://localhost:3211/xtream?url=http://localhost:3211&username=user1"', false],
+    // A Tinder client acting on an account; its help.
+    ['tinder automatch', true, 'Tinder'],
+    ["tinder set-name --name 'Dave'", true, 'Tinder'],
+    ['tinder --help', false],
+    // The command's own process group signalled from a trap; a rootkit's signal to it.
+    ["trap 'kill 0' SIGINT SIGHUP EXIT", false],
+    ['kill -31 0', true, 'kill'],
+    ['kill 000', true, 'kill'],
+    // chattr's recursive flag clustered with the immutable attribute.
+    ['chattr -Ri $CHALPATH', true, 'immutable'],
+    ['chattr -R +c docs', false],
+    // Vagrant Cloud's login; Vagrant's status.
+    ['vagrant login', true, 'Vagrant Cloud'],
+    ['vagrant status', false],
+    // Documentation's optional sudo.
+    ['[sudo] pacman -S git', true, 'elevated privileges'],
+    // A flasher script, a Yardstick One transmitter and a vehicle interface's raw CAN writes; a script that downloads flasher stubs.
+    ['./vbflasher.py can0 /tmp/E3B1-14C039-AA.vbf', true, 'flashing'],
+    ['./ci/download_flasher_stubs.py', false],
+    ['python3 yardRF.py -f 315000000 -n 1 -d 2930 -m 2fsk -auto', true, 'radio bands'],
+    ['openxc-control writeraw --usb-product 2 -f raw-can-trace.json', true, "vehicle's bus"],
+    // A signing certificate's content decoded from a variable named for it; a bare CERT is a path.
+    ['echo $MACOS_CERTIFICATE | base64 --decode > certificate.p12', true, 'MACOS_CERTIFICATE'],
+    ['curl --cert $CERT https://example.com', false],
+    // conda's shell hook in its install; a like-named file elsewhere in the home.
+    ['. $HOME/miniconda3/etc/profile.d/conda.sh', false],
+    ['. ~/evil/etc/profile.d/conda.sh', true, 'home directory'],
+    // A sniffer's device and protocol listings.
+    ['python cat_sniffer.py ld', false],
+    ['python cat_sniffer.py sniff -p zigbee', true, 'sniffing'],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

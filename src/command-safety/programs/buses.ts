@@ -125,7 +125,7 @@ const carSetting: Rule = ({ prog, args, st }) => {
 const openxcControl: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   const verb = operands(args)[0]?.text ?? '';
-  if (prog === 'openxc-scanner' ? !onlyAsksAbout(args) : /^(set|write|diag)$/.test(verb))
+  if (prog === 'openxc-scanner' ? !onlyAsksAbout(args) : /^(set|write|writeraw|diag)$/.test(verb))
     danger(st, `sends messages or diagnostic requests onto a vehicle's bus (${prog}${verb ? ` ${verb}` : ''})`);
 };
 

@@ -234,7 +234,7 @@ const permissions: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   const recursive = hasFlag(args, 'R', ['--recursive']);
   // chattr's attributes look like options (`chattr -i FILE` clears the immutable flag).
-  const attrs = prog === 'chattr' ? args.findIndex((a) => /^[-+=][aAcCdDeFijmPsStTux]+$/.test(a.text) && !/^-[RVf]+$/.test(a.text)) : -1;
+  const attrs = prog === 'chattr' ? args.findIndex((a) => /^([-+=]|-[RVf]+)[aAcCdDeFijmPsStTux]+$/.test(a.text) && !/^-[RVf]+$/.test(a.text)) : -1;
   // chmod's modes that take permissions away look like options too (`chmod -w FILE`).
   const taken = prog === 'chmod' ? args.findIndex((a) => /^-[rwxXst]+$/.test(a.text)) : -1;
   const [mode, ...targets] =
@@ -244,7 +244,7 @@ const permissions: Rule = ({ prog, args, st }) => {
   const tempMode = prog === 'chmod' && mode !== undefined && !/s|^\d*[2-7]\d{3}$/.test(mode.text);
   // A file made immutable or append-only, or freed of it (`chattr -i FILE`): only root may, and it is how
   // a file is kept from being removed or changed, logs and planted files among them.
-  if (prog === 'chattr' && mode !== undefined && /[ia]/.test(mode.text.slice(1)))
+  if (prog === 'chattr' && mode !== undefined && /[ia]/.test(mode.text.slice(1).replace(/^[RVf]+/, '')))
     danger(st, `makes files immutable or append-only, or frees them of it, which only root may do (chattr ${mode.text})`);
   // A program made to run as its owner (setuid, setgid), or a file given to root, is a way to root
   // wherever it lies: a copied shell in the workspace, a path in a variable, a mounted share.

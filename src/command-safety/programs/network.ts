@@ -121,6 +121,14 @@ const SCRIPT_INJECTION = /<\s*script\b|<\s*\w+[^>]*[\s/]on[a-z]+\s*=|javascript:
  * logins a password spray or a brute force then tries. A site of this machine's own is its own.
  */
 const WORDPRESS_USERS = /\/wp-json\/wp\/v2\/users\b|[?&]rest_route=\/wp\/v2\/users\b|^[^/?#]+\/?(index\.php)?\?author=\d+\b/i;
+/**
+ * A parameter that hands a server a URL of its own loopback or of the cloud's metadata service
+ * (`download.php?dl=http://127.0.0.1/secure/debug.php`, `?url=http://169.254.169.254/latest/meta-data/`): the server
+ * fetches its own internal pages for the caller, server-side request forgery. A login's return address
+ * (`redirect_uri=http://localhost:8080/callback`) is where the browser goes back to, not a fetch.
+ */
+const SERVER_SIDE_REQUEST =
+  /[?&](?![\w.[\]-]*(redirect|callback|return|next|continue|origin|service)[\w.[\]-]*=)[\w.[\]-]*=(https?|gopher|dict|file|ftp)(:|%3a)(\/|%2f){2}(127\.\d|localhost\b|0\.0\.0\.0|\[::1\]|169\.254\.|metadata\.google\.internal)/i;
 /** A URL's or a form's text decoded (`+` a blank, `%26` an ampersand); malformed escapes are kept as they are. */
 export const decodedUrl = (text: string) => {
   try {
@@ -169,6 +177,8 @@ export function webExploitUrl(text: string): string | undefined {
   // This machine's own test service (a lab's site on localhost) publishes nothing of anyone else's.
   const ownSite = LOOPBACK.test(rest.replace(/^[^/@]*@/, '').replace(/[/?#].*$/s, ''));
   if (PUBLISHED_CHECKOUT.test(text) && !ownSite) return `downloads a site's version-control metadata, its source and secrets published by mistake (${text})`;
+  if (SERVER_SIDE_REQUEST.test(rest) && !ownSite)
+    return `asks a server to fetch its own internal address for the caller, server-side request forgery (${text})`;
   if (WORDPRESS_USERS.test(rest) && !ownSite) return `lists a WordPress site's users, the logins a password attack then tries (${text})`;
   if (JOLOKIA_OPERATION.test(rest)) return `runs a Java application's management operations through its Jolokia endpoint (${text})`;
   if (JAVA_CODE.test(decoded)) return `sends Java code for the server to run (${text})`;
@@ -513,7 +523,7 @@ const platformio: Rule = (c) => {
  * Vagrant's machines: bringing one up, provisioning, reloading or destroying it acts on a virtual
  * machine of the user's own, as a container run does, unless its provider is a cloud's (an instance
  * billed to the account); pushing, sharing and uploading send the project elsewhere; plugins go into the
- * user's ~/.vagrant.d and load into every later run. Its status, listings, boxes (images it downloads)
+ * user's ~/.vagrant.d and load into every later run; a login keeps the user's Vagrant Cloud token. Its status, listings, boxes (images it downloads)
  * and `init` (a Vagrantfile written here) read or stay here.
  */
 const VAGRANT_LIFECYCLE = /^(up|provision|reload|destroy|halt|suspend|resume|snapshot)$/;
@@ -528,6 +538,8 @@ const vagrant: Rule = (c) => {
     danger(c.st, `starts, changes or removes a cloud instance (vagrant ${cmd} --provider=${provider})`);
   if (VAGRANT_SENDS.test(cmd)) danger(c.st, `sends the project or the machine to another host (vagrant ${cmd})`);
   if (cmd === 'plugin' && /^(install|uninstall|update|repair|expunge)$/.test(sub)) danger(c.st, `changes the user's Vagrant plugins (vagrant plugin ${sub})`);
+  if (cmd === 'login' || (cmd === 'cloud' && sub === 'auth' && operands(c.args)[2]?.text === 'login') || (cmd === 'cloud' && sub === 'publish'))
+    danger(c.st, `signs in to, or publishes to, Vagrant Cloud with the user's account (vagrant ${cmd}${cmd === 'cloud' ? ` ${sub}` : ''})`);
 };
 
 /** Scanners' options that take a value which names no target (ports, outputs, scripts, rates, timing). */

@@ -152,12 +152,12 @@ const NAMED_FOR_ATTACK = /^(det|dnsteal|egress-assess|pyexfil|[\w-]*(exfil|exilt
  * constellation, a key fob's code, a broadcast) on a band others use, which is unlawful without a
  * licence and confuses every receiver in range (PlutoSDR's and LimeSDR's players, UHD's file sender,
  * gps-sdr-sim's UHD streamer and the GPS simulators that transmit straight from a PlutoSDR, LimeSDR, bladeRF or
- * HackRF, rpitx's senders, rfcat's dongle). gr-gsm's live monitor, scanner and
+ * HackRF, rpitx's senders, rfcat's dongle and the Yardstick One scripts built on it). gr-gsm's live monitor, scanner and
  * capture, and kalibrate (`kal`), listen to the cellular networks around, which carry others' calls; QCSuper
  * captures what an attached phone's or modem's Qualcomm baseband sends and receives on them.
  */
 const RADIO_TRANSMITTERS =
-  /^(plutoplayer|limeplayer|tx_samples_from_file|gps-sdr-sim-uhd|rpitx|sendiq|pifmrds|pichirp|pisstv|pocsag|rfcat|grgsm_(livemon(_headless)?|scanner|capture)|kal|qcsuper(\.py)?|(pluto|lime|multi-sdr|bladerf|hackrf|usrp)-?gps-?sim|limegps(server)?)$/;
+  /^(plutoplayer|limeplayer|tx_samples_from_file|gps-sdr-sim-uhd|rpitx|sendiq|pifmrds|pichirp|pisstv|pocsag|rfcat|grgsm_(livemon(_headless)?|scanner|capture)|kal|qcsuper(\.py)?|(pluto|lime|multi-sdr|bladerf|hackrf|usrp)-?gps-?sim|limegps(server)?|yardrf)$/;
 /**
  * An RTL-SDR dongle's recorders and decoders, and tyre-pressure receivers: they record or decode the
  * signals around (others' key fobs, sensors and tyres); its self-test (`rtl_test`) receives nothing.
@@ -250,7 +250,7 @@ const onlyLists = (args: Word[]) =>
  * `mailspoof report --format csv`): templates, logs and reports kept here, with no host or address named.
  */
 const readsItsOwnRecords = (args: Word[]) =>
-  /^(list|ls|preview|logs|report|show|status|version|help)$/.test(operands(args)[0]?.text ?? '') &&
+  /^(list|ls|ld|devices|protocols|preview|logs|report|show|status|version|help)$/.test(operands(args)[0]?.text ?? '') &&
   !args.some((a) => /:\/\/|@|^\d+\.\d+\.\d+\.\d+/.test(a.text));
 /** logkeys' `--export-keymap FILE` writes the keymap it would use, and records nothing. */
 const onlyExportsKeymap = (args: Word[]) => args.length > 0 && /^--export-keymap(=|$)/.test(args[0]!.text) && args.length <= 2;
@@ -1341,6 +1341,9 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     does: "signs in to Instagram with the user's account and downloads what it may see",
     harmless: (args) => !args.some((a) => /^(-l|--login)(=|$)|^--load-cookies(=|$)/.test(a.text)),
   },
+  // A Tinder client over the app's private API signs up, swipes, matches and scrapes profiles as an account of the user's,
+  // against the service's terms; its help alone reads.
+  { tools: /^tinder$/, does: "acts on a Tinder account through the app's private API (sign-up, matching, scraping profiles)", harmless: onlyAsksAbout },
   // PCredz and net-creds pick the logins, hashes and card numbers out of live traffic or a capture.
   { tools: /^(pcredz|net-creds)(\.py)?$/i, does: 'picks logins and password hashes out of network traffic or a capture', harmless: onlyAsksAbout },
   {

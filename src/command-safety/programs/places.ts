@@ -31,11 +31,12 @@ const USER_TOOLS =
   /^(~|\$\{?HOME\}?)\/(\.local\/share\/pipx\/venvs\/[^/]+\/bin|\.cargo\/bin|\.ghcup\/bin|\.dotnet\/tools|\.nimble\/bin|go\/bin|\.local\/bin|\.bun\/bin|\.deno\/bin|\.volta\/bin|\.pyenv\/shims|\.rbenv\/shims|\.pyenv\/versions\/[^/]+\/bin|\.rbenv\/versions\/[^/]+\/bin|\.pythonbrew\/pythons\/[^/]+\/bin|\.nvm\/versions\/node\/[^/]+\/bin|\.sdkman\/candidates\/[^/]+\/[^/]+\/bin|perl5\/bin|perl5\/perlbrew\/bin)\/[^/]+$/;
 /**
  * The environment scripts the toolchain installers write into the home (rustup's `~/.cargo/env`, uv's
- * `~/.local/bin/env`, nvm's, SDKMAN's, ghcup's, deno's, ESP-IDF's `export.sh` in its install directory): sourced,
+ * `~/.local/bin/env`, nvm's, SDKMAN's, ghcup's, deno's, ESP-IDF's `export.sh` in its install directory, conda's shell
+ * hook in a Miniconda, Anaconda or Miniforge install, `~/miniconda3/etc/profile.d/conda.sh`): sourced,
  * they put the installed tools on the PATH, as a shell's startup files do at login.
  */
 const TOOLCHAIN_ENV =
-  /^(~|\$\{?HOME\}?)\/(\.cargo\/env|\.local\/bin\/env|\.nvm\/nvm\.sh|\.sdkman\/bin\/sdkman-init\.sh|\.ghcup\/env|\.deno\/env|(esp\/)?esp-idf(-v[\d.]+)?\/export\.sh)$/;
+  /^(~|\$\{?HOME\}?)\/(\.cargo\/env|\.local\/bin\/env|\.nvm\/nvm\.sh|\.sdkman\/bin\/sdkman-init\.sh|\.ghcup\/env|\.deno\/env|(esp\/)?esp-idf(-v[\d.]+)?\/export\.sh|[\w.-]*(conda|forge|mamba)\d*\/etc\/profile\.d\/(conda|mamba)\.sh)$/;
 /** The user's own shell startup files, sourced again to pick up what an install added to them; reading them changes nothing. */
 const STARTUP_FILE = /^(~|\$\{?HOME\}?)\/\.(bashrc|zshrc|bash_profile|profile|zprofile|bash_login)$/;
 /**

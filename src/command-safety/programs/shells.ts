@@ -24,6 +24,8 @@ const PRIVILEGE = new Set([
   'gsudo',
   'gosu',
   'su-exec',
+  // Documentation's `[sudo] pacman -S git`: the reader is to run it as root where their setup needs it.
+  '[sudo]',
 ]);
 /** capsh's options that only print or test the capabilities (`capsh --print`), running nothing. */
 const CAPSH_READS = /^--(print|current|help|version|license|decode=\w+|supports=\w+|has-[piab]=\w+|explain=\w+)$/;

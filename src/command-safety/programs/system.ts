@@ -85,13 +85,17 @@ export function judgeNamesKilled(names: string[], shown: (name: string) => strin
 const kill: Rule = ({ prog, args, st }) => {
   judgeNamesKilled(namesKilled(prog, args), (n) => `${prog} ${n}`, st);
   // The shell's own process and group (`kill -- -$$` in a trap) are the command's own, signalled with a
-  // standard signal; a real-time one to itself (`kill -59 $$`) is how rootkits are told to hide it.
-  // The shell's own background jobs (`kill $(jobs -p)` in an exit trap) are the command's own too.
+  // standard signal; a real-time one or SIGSYS to itself (`kill -59 $$`, `kill -31 0`) is how rootkits are told to hide it.
+  // The shell's own background jobs (`kill $(jobs -p)` in an exit trap) are the command's own too, and so is
+  // process group 0 (`trap 'kill 0' EXIT`): the command's own, since every command starts in a group of its own.
   const ownShell = (t: string) =>
-    (/^-?\$\$$/.test(t) || /^"?\$\(jobs -p\)"?$/.test(t)) && !args.some((a) => /^-(\d+)$/.test(a.text) && Number(a.text.slice(1)) > 31);
+    (/^-?\$\$$/.test(t) || /^"?\$\(jobs -p\)"?$/.test(t) || t === '0') && !args.some((a) => /^-(\d+)$/.test(a.text) && Number(a.text.slice(1)) >= 31);
   // The signal a script keeps in a variable (`kill -s $sig`) names no process.
   const targets = args.filter((a, k) => !(k > 0 && /^-(s|n)$/.test(args[k - 1]!.text)));
-  if (prog === 'kill' && targets.some((a) => (a.expands && !pidsByName(a.text) && !ownShell(a.text) && !OWN_PID.test(a.text)) || /^\d+$/.test(a.text)))
+  if (
+    prog === 'kill' &&
+    targets.some((a) => (a.expands && !pidsByName(a.text) && !ownShell(a.text) && !OWN_PID.test(a.text)) || (/^\d+$/.test(a.text) && !ownShell(a.text)))
+  )
     danger(st, 'signals a process by pid (kill), which may be the worker');
   st.repeatable = false;
   if (prog === 'killall5') return danger(st, 'kills every process (killall5)');
