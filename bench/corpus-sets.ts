@@ -21,12 +21,13 @@ const belowHundred = (n: number): string =>
   n < 20 ? ONES_ORDINAL[n]! : n % 10 === 0 ? TENS_ORDINAL[n / 10]! : `${TENS[Math.floor(n / 10)]}-${ONES_ORDINAL[n % 10]}`;
 /**
  * A set's ordinal in words, as its file is named: 5 → fifth, 101 → hundred-and-first, 357 → three-hundred-and-fifty-seventh,
- * 1000 → thousandth, 1002 → thousand-and-second.
+ * 1000 → thousandth, 1002 → thousand-and-second, 1101 → thousand-one-hundred-and-first.
  */
-export const ordinalWords = (n: number): string => {
-  if (n >= 1000) return n === 1000 ? 'thousandth' : `thousand-and-${ordinalWords(n - 1000)}`;
+export const ordinalWords = (n: number, counted = false): string => {
+  // Past the thousand-and-ninety-ninth the hundreds are counted out (`thousand-one-hundred-and-first`).
+  if (n >= 1000) return n === 1000 ? 'thousandth' : n < 1100 ? `thousand-and-${ordinalWords(n - 1000)}` : `thousand-${ordinalWords(n - 1000, true)}`;
   if (n < 100) return belowHundred(n);
   // The first hundred's sets are named without "one" (`hundredth`, `hundred-and-first`), as they were written.
-  const hundreds = n < 200 ? 'hundred' : `${ONES[Math.floor(n / 100)]}-hundred`;
+  const hundreds = n < 200 && !counted ? 'hundred' : `${ONES[Math.floor(n / 100)]}-hundred`;
   return n % 100 === 0 ? `${hundreds}th` : `${hundreds}-and-${belowHundred(n % 100)}`;
 };

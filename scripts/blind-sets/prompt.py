@@ -32,7 +32,7 @@ First read /work/wt/PREAMBLE.md in full: it binds you, and a set built against i
 """
 
 
-def words(n: int) -> str:
+def words(n: int, counted: bool = False) -> str:
     ones = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
     ones_ord = "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth".split()
     tens = "twenty thirty forty fifty sixty seventy eighty ninety".split()
@@ -44,10 +44,11 @@ def words(n: int) -> str:
         return tens_ord[k // 10 - 2] if k % 10 == 0 else f"{tens[k // 10 - 2]}-{ones_ord[k % 10 - 1]}"
 
     if n >= 1000:
-        return "thousandth" if n == 1000 else f"thousand-and-{words(n - 1000)}"
+        # Past the thousand-and-ninety-ninth the hundreds are counted out (`thousand-one-hundred-and-first`).
+        return "thousandth" if n == 1000 else f"thousand-and-{words(n - 1000)}" if n < 1100 else f"thousand-{words(n - 1000, True)}"
     if n < 100:
         return below_hundred(n)
-    hundreds = "hundred" if n < 200 else f"{ones[n // 100 - 1]}-hundred"
+    hundreds = "hundred" if n < 200 and not counted else f"{ones[n // 100 - 1]}-hundred"
     return f"{hundreds}th" if n % 100 == 0 else f"{hundreds}-and-{below_hundred(n % 100)}"
 
 
