@@ -1039,8 +1039,20 @@ function sendsInput(prog: string, args: Word[]): boolean {
   if (prog === 'wget') return false;
   // HTTPie and xh send what is redirected or piped into them as the request's body, unless told to ignore it.
   if (/^(http|https|xh|xhs)$/.test(prog)) return !args.some((a) => /^(-I|--ignore-stdin)$/.test(a.text));
-  return NETWORK_SENDERS.has(prog) && !args.some((a) => a.text === '-z');
+  return NETWORK_SENDERS.has(prog) && !args.some((a) => a.text === '-z') && !ownUnixSocket(prog, args);
 }
+
+/**
+ * netcat on a Unix socket of the temporary directory or the workspace (`echo status | nc -U /tmp/gh-ost.sock`): a
+ * session with a program of this run, which reaches no host; the system's sockets (Docker's, the init system's)
+ * stay judged as sessions, whose other end acts for root.
+ */
+const ownUnixSocket = (prog: string, args: Word[]) =>
+  /^(nc|ncat|netcat)$/.test(prog) &&
+  args.some((a) => /^(-[a-zA-Z]*U|--unixsock)$/.test(a.text)) &&
+  operands(args).every(
+    (a) => !a.expands && (/^\/tmp\/[\w.-]+$/.test(a.text) || (!a.text.startsWith('/') && !a.text.startsWith('~') && !a.text.includes('..'))),
+  );
 
 /** Secrets moved into a pipe: the environment filtered for credentials, or any of it sent to the network or an encoder. */
 function checkPipeline(prog: string, args: Word[], st: State, prev: SimpleCommand[], redirects: Redirect[]): void {
@@ -1066,7 +1078,13 @@ function checkPipeline(prog: string, args: Word[], st: State, prev: SimpleComman
     // one whose answer goes to a file with nothing sent (`nc host port > file`) is a download.
     const host = operands(args, /^-[wpsiqxXPTOIV]$|^--(proxy|proxy-type|proxy-auth|source|wait|idle-timeout|ssl-\w+)$/)[0]?.text;
     const download = prev.length === 0 && redirects.some((r) => r.op === '>' || r.op === '>>') && !redirects.some((r) => r.op.startsWith('<'));
-    if (host !== undefined && !download && !args.some((a) => /^-[a-zA-Z]*[zlL]|^--(listen|version|help)$|^-h$/.test(a.text)) && !LOCAL_HOST.test(host))
+    if (
+      host !== undefined &&
+      !download &&
+      !args.some((a) => /^-[a-zA-Z]*[zlL]|^--(listen|version|help)$|^-h$/.test(a.text)) &&
+      !LOCAL_HOST.test(host) &&
+      !ownUnixSocket(prog, args)
+    )
       danger(st, `opens a raw session with another host (${prog} ${host})`);
   }
   // socat joining its own input and output to a connection (`socat - TCP:host:port`) is the same raw
@@ -1945,12 +1963,15 @@ function analyzeText(src: string, ws: string, cwd: string | null, depth: number,
   }
   for (const p of pipelines) {
     if (p.op === '&') st.repeatable = false;
+    // A pipeline in the background or of several commands runs in subshells: a `cd` there (`cd & wget …`) leaves the shell where it stood.
+    const stood = st.cwd;
     // What feeds a command (`{ echo ls | sh; }`) is read without the keywords before it too.
     const commands = p.commands.map((c) => ({ ...c, words: withBracesExpanded(withoutKeywords(c.words)) }));
     for (const c of commands.slice(0, -1)) FEEDS_NEXT.add(c);
     commands.forEach((c, i) => analyzeCommand(c, st, commands.slice(0, i)));
     watcherKilledThroughPipe(commands, st);
     wholeEnvironmentShown(commands, st);
+    if (p.op === '&' || p.commands.length > 1) st.cwd = stood;
   }
   return st;
 }

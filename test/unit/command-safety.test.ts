@@ -7748,3 +7748,45 @@ describe('checkCommand on the sets read: a server fetching its own addresses, da
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on the sets read: downloads into the home, subshells, local sockets, archive publishers and enrolment scripts', () => {
+  it.each([
+    // A download saved where the command stands, when that is the home or one of its own directories.
+    ['cd ~/.gf; wget https://raw.githubusercontent.com/x/y/master/potential.json;', true, 'downloads into ~/.gf'],
+    ['cd ~/go/bin; curl -fsSLO https://example.com/providers.json', true, 'downloads into ~/go/bin'],
+    ['cd ~/project && wget https://example.com/a.tgz', false],
+    ['cd ~/.gf && curl -s https://example.com', false],
+    // A cd in the background or in a pipeline leaves the shell where it stood.
+    ['cd & wget https://example.com/a.tgz', false],
+    ['cd / | true; rm -rf build', false],
+    ['cd /; rm -rf build', true, 'outside the workspace'],
+    // netcat on a Unix socket of the run's own; the container daemon's socket.
+    ['echo status | nc -U /tmp/gh-ost.test.sample_data_0.sock', false],
+    ['echo x | nc -U /var/run/docker.sock', true, 'container daemon'],
+    // An ssh directory or authorized-keys file named by a variable.
+    ['/bin/cat "$publicSSHKeyPath" >> "$targetUserSSHAuthorizedKeysPath"', true, 'home directory'],
+    ['/bin/mkdir -p "$targetUserSSHSettings"', true, 'home directory'],
+    // Subdomain takeover, CORS and script crawlers; a URL list's filter.
+    ['bash sub-snatch.sh example.fr', true, "domain's hosts"],
+    ['./SubOver -l subdomains.txt', true, "domain's hosts"],
+    ['corscanner -i probed.txt -t 200', true, 'web server'],
+    ['echo $1 | subjs >> links.txt', true, 'web server'],
+    ['uro -i urls.txt -o unique-urls.txt', false],
+    // SQL Server's attack client against another host; against this machine's.
+    ['mssqlclient-ng LAB-SQL01 -windows-auth -u admin -hashes :NTHASH', true, 'attack client'],
+    ['mssqlclient-ng localhost -u sa -p password', false],
+    // wabarc's wayback publishes what it is given; its help.
+    ['wayback https://www.fsf.org', true, 'Internet Archive'],
+    ['wayback -h', false],
+    // NanoDEP's enrolment changes; its readers.
+    ['./dep-assign-profile.sh 43277A13FBCA0CFC 07AAD449616F566C12', true, 'enrol'],
+    ['./dep-get-profile.sh 43277A13FBCA0CFC', false],
+    // A cloud stack made by a make target.
+    ['AWS_PROFILE="some-profile" make create-stack', true, 'make create-stack'],
+    ['make stack-test', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

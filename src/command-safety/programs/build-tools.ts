@@ -135,10 +135,13 @@ export const outwardTarget = (target: string) => {
   const imagePush =
     words.some((w, i) => w === 'push' && /^(docker|image|images|container|containers|registry|helm|chart|charts|oci)$/.test(words[i - 1] ?? '')) ||
     (words.at(-1) === 'manifest' && /^(docker|image|container|oci)$/.test(words.at(-2) ?? ''));
+  // A cloud stack created, updated or deleted (`make create-stack`, CloudFormation's and Pulumi's) is made in the account.
+  const stackChange = words.includes('stack') && words.some((w) => /^(create|update|delete|destroy)$/.test(w));
   return (
     goreleaser ||
     forgeRelease ||
     imagePush ||
+    stackChange ||
     words.some((w) => /^(upload|publish|deploy)$/.test(w)) ||
     // A target named for the package index alone (`make pypi`, `testpypi`) uploads there; `pypi-check` checks.
     /^(test)?pypi$/.test(target) ||

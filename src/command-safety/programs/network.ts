@@ -6,6 +6,7 @@ import {
   checkWriteTarget,
   danger,
   dangerUnlessOnlyAsked,
+  HOME_CWD,
   namesThisMachine,
   onlyAsksAbout,
   operands,
@@ -315,8 +316,23 @@ function userGiven(args: Word[]): string | undefined {
   return undefined;
 }
 
+/**
+ * The home's own directories, as where a command stands (`cd ~/.gf; wget URL`, `cd ~/go/bin; curl -O URL`): its hidden
+ * configuration and its program directories, which a project's checkout never is.
+ */
+const HOME_OWN_DIRECTORY = new RegExp(`^${HOME_CWD}(/(\\.[^/]+|go/bin|bin)(/|$)|$)`);
+/** Whether a download is saved where the command stands, named by its URL (wget without `-O`, curl's `-O`). */
+const savesWhereItStands = (prog: string, args: Word[], targets: Word[]) =>
+  targets.length === 0 &&
+  (WGET.test(prog)
+    ? !args.some((a) => /^--spider$/.test(a.text))
+    : prog === 'curl' && args.some((a) => /^(--remote-name(-all)?|-[a-zA-Z]*O[a-zA-Z]*)$/.test(a.text)));
+
 const downloader: Rule = ({ prog, args, st }) => {
-  for (const target of outputTargets(prog, args)) checkWriteTarget(target, st, `${prog} writes to`);
+  const targets = outputTargets(prog, args);
+  for (const target of targets) checkWriteTarget(target, st, `${prog} writes to`);
+  if (st.cwd !== null && HOME_OWN_DIRECTORY.test(st.cwd) && savesWhereItStands(prog, args, targets))
+    danger(st, `downloads into ${st.cwd.replace(HOME_CWD, '~')}, the home's own directory, outside the workspace (${prog})`);
   // A file uploaded only to a server on this machine (`curl -T - http://127.0.0.1:9000/v1/enqueue/…`) stays here.
   if (
     !aimedOnlyAtThisMachine(args) &&

@@ -28,12 +28,12 @@ const CRACKERS =
  * NoSQL-injection scanners (dalfox, nosqli, NoSQLMap), cache-poisoning, request-smuggling and 403-bypass
  * probes (wcvs, h2csmuggler, smuggler, byp4xx, nomore403), CRLF-injection fuzzers (crlfuzz), firewall fingerprinters (wafw00f) and exploiters of a
  * server's misconfiguration (nginxpwner, shortscan), a shop's scanner for its known holes (magescan) and
- * template-injection exploiters (SSTImap, tplmap), cross-site scripting and open-redirect scanners (XSStrike, xssforge, redirx), a forum's vulnerability scanner (discoursemap), and the recon crawlers that map a target's every URL for them (gospider, hakrawler):
+ * template-injection exploiters (SSTImap, tplmap), cross-site scripting, open-redirect and CORS scanners (XSStrike, xssforge, redirx, CORScanner), a forum's vulnerability scanner (discoursemap), and the recon crawlers that map a target's every URL and script for them (gospider, hakrawler, subjs):
  * made to probe or attack a web server (its paths,
  * logins, plug-ins, parameters), so any run but help or the version is an attack on a host.
  */
 const WEB_ATTACK_TOOLS =
-  /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike|xssforge|redirx|skipfish|wapiti|arachni|cewl|eyewitness|aquatone|gowitness|log4j-scan|dalfox|nosqli|nosqlmap|wcvs|wafw00f|byp4xx|shortscan|bypass-403(\.sh)?|h2csmuggler(\.py)?|smuggler(\.py)?|nginxpwner(\.py)?|magescan(\.phar)?|sstimap(\.py)?|tplmap(\.py)?|gospider|hakrawler|jaeles|nosqli-scan|airixss|nomore403|crlfuzz|discoursemap|crawlergo|loxs(\.py)?|katana|ssrfuzz)$/;
+  /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike|xssforge|redirx|skipfish|wapiti|arachni|cewl|eyewitness|aquatone|gowitness|log4j-scan|dalfox|nosqli|nosqlmap|wcvs|wafw00f|byp4xx|shortscan|bypass-403(\.sh)?|h2csmuggler(\.py)?|smuggler(\.py)?|nginxpwner(\.py)?|magescan(\.phar)?|sstimap(\.py)?|tplmap(\.py)?|gospider|hakrawler|jaeles|nosqli-scan|airixss|nomore403|crlfuzz|discoursemap|crawlergo|loxs(\.py)?|katana|ssrfuzz|corscanner|subjs)$/;
 /**
  * GraphQL's and APIs' attack tools: they fingerprint an API's server, recover its schema with
  * introspection off, brute force its queries' arguments or logins, or guess its hidden parameters
@@ -43,11 +43,11 @@ const API_ATTACK_TOOLS = /^(graphql-cop|graphw00f|graphqlmap|clairvoyance|crackq
 /**
  * Subdomain finders and DNS enumerators: they enumerate a domain's hosts (by brute force, by scraping
  * sources, by asking its name servers for every record they will give), reconnaissance of another's network,
- * and the takeover checkers and resolver validators that query each of them (subjack, subzy, dnsvalidator), and
+ * and the takeover checkers and resolver validators that query each of them (subjack, subzy, SubOver, Sub-Snatch, dnsvalidator), and
  * the finders of a domain's hosts in the code a forge's search returns (github-subdomains) or in certificate transparency's logs (ctfr).
  */
 const DOMAIN_ENUMERATORS =
-  /^(amass|subfinder|assetfinder|sublist3r|findomain|knockpy|shuffledns|puredns|dnsenum|dnsrecon|fierce|dnsmap|dnswalk|theHarvester|subjack|subzy|subdotko|takeit|subtakover|dnsvalidator|dnsx|cero|github-subdomains|gitlab-subdomains|sudomy|ctfr)(\.(pl|py))?$/i;
+  /^(amass|subfinder|assetfinder|sublist3r|findomain|knockpy|shuffledns|puredns|dnsenum|dnsrecon|fierce|dnsmap|dnswalk|theHarvester|subjack|subzy|subdotko|takeit|subtakover|dnsvalidator|dnsx|cero|github-subdomains|gitlab-subdomains|sudomy|ctfr|subover|sub-snatch)(\.(pl|py))?$/i;
 /**
  * A cracker asked only about itself: its hash modes (`hashcat --hash-info`, `--example-hashes`, with
  * a mode to describe, `-m 1000`), its devices (`-I`, `--backend-info`) or john's lists (`--list=formats`).
@@ -1341,6 +1341,21 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     does: "signs in to Instagram with the user's account and downloads what it may see",
     harmless: (args) => !args.some((a) => /^(-l|--login)(=|$)|^--load-cookies(=|$)/.test(a.text)),
   },
+  // mssqlclient-ng, an attack client for SQL Server (linked servers walked, logins impersonated, commands run through
+  // xp_cmdshell), against another host; a local server of the project's own is a database client's test.
+  {
+    tools: /^mssqlclient-ng$/,
+    does: "logs in to another host's SQL Server with an attack client (linked servers, impersonation, commands)",
+    harmless: aimedOnlyAtThisMachine,
+  },
+  // NanoDEP's scripts for Apple's device-enrolment service: defining, assigning or removing a profile and locking a
+  // device change how an organisation's Macs and iPhones enrol; its account's and devices' details only read.
+  {
+    tools: /^dep-(define|assign|remove|disown|activation-lock|delete|update)([-_][\w-]*)?$/,
+    does: "changes how an organisation's devices enrol with Apple (NanoDEP)",
+  },
+  // wabarc's wayback sends every page it is given to the Internet Archive, archive.today and IPFS, or runs a bot that does.
+  { tools: /^wayback$/, does: 'publishes the pages it is given to the Internet Archive, archive.today and IPFS, or runs a bot that does' },
   // A Tinder client over the app's private API signs up, swipes, matches and scrapes profiles as an account of the user's,
   // against the service's terms; its help alone reads.
   { tools: /^tinder$/, does: "acts on a Tinder account through the app's private API (sign-up, matching, scraping profiles)", harmless: onlyAsksAbout },

@@ -517,9 +517,11 @@ function targetListOption(args: readonly Word[]): Word | undefined {
       : !a.text.startsWith('-') && /^-/.test(args[k - 1]?.text ?? '') && !OUTPUT_OPTION.test(args[k - 1]!.text) && listFile(a.text),
   );
 }
+/** Filters of URL lists that only reshape the lines they read, reaching no site (uro and urldedupe drop near-duplicates). */
+const URL_LIST_FILTERS = /^(uro|urldedupe|qsreplace|anew|unfurl)$/;
 /** A program no table names given a file of hosts or sites to go through (`sikscan -f targets.txt`, `naabu -list hosts.txt`). */
 function targetListGiven(prog: string, args: readonly Word[]): string | undefined {
-  const list = targetListOption(args);
+  const list = URL_LIST_FILTERS.test(prog) ? undefined : targetListOption(args);
   return list && `gives ${prog}, which no table names, a list of sites or hosts to go through (${list.text})`;
 }
 
