@@ -16,11 +16,13 @@ const JSON_FILE = String.raw`(?:\./)?(?:[\w@-][\w@.-]*/)*[\w@-][\w@.-]*\.json`;
 const NODE_RANDOM = String.raw`(?:require\(\s*(?:'crypto'|"crypto"|'node:crypto'|"node:crypto")\s*\)|crypto)\s*\.\s*(?:randomBytes\(\s*\d+\s*\)\s*\.\s*toString\(\s*(?:'(?:hex|base64|base64url)'|"(?:hex|base64|base64url)")\s*\)|randomUUID\(\s*\))`;
 /** A JSON file of the project read and parsed (`JSON.parse(require('fs').readFileSync('package.json', 'utf8'))`), which checks that it parses. */
 const NODE_JSON_READ = String.raw`JSON\.parse\(\s*require\(\s*(?:'(?:node:)?fs'|"(?:node:)?fs")\s*\)\.readFileSync\(\s*(?:'${JSON_FILE}'|"${JSON_FILE}")\s*(?:,\s*(?:'utf-?8'|"utf-?8"))?\s*\)\s*\)`;
-const NODE_VALUE = String.raw`(?:(?:require\(\s*(?:'${JSON_FILE}'|"${JSON_FILE}")\s*\)|${NODE_JSON_READ})${ACCESS}|process\s*\.\s*(?:version|versions${ACCESS}|platform|arch)|${NODE_RANDOM})`;
+/** Where a package resolves from (`require.resolve('@crxjs/vite-plugin/package.json')`): a path looked up, no module's code run. */
+const NODE_RESOLVE = String.raw`require\.resolve\(\s*(?:'[@\w][\w@./-]*'|"[@\w][\w@./-]*")\s*\)`;
+const NODE_VALUE = String.raw`(?:(?:require\(\s*(?:'${JSON_FILE}'|"${JSON_FILE}")\s*\)|${NODE_JSON_READ})${ACCESS}|process\s*\.\s*(?:version|versions${ACCESS}|platform|arch|execPath|cwd\(\s*\))|${NODE_RESOLVE}|${NODE_RANDOM})`;
 const NODE_WRAPPED = String.raw`(?:${NODE_VALUE}|JSON\.stringify\(\s*${NODE_VALUE}(?:\s*,\s*null\s*,\s*\d+)?\s*\)|Object\.keys\(\s*${NODE_VALUE}\s*\))`;
 const NODE_PRINT = new RegExp(String.raw`^\s*${NODE_WRAPPED}\s*;?\s*$`);
-/** A literal label before the value (`console.log('JWT_SECRET=' + …)`). */
-const NODE_LABEL = String.raw`(?:(?:'[^'\\]*'|"[^"\\]*")\s*\+\s*)?`;
+/** A literal label before the value, joined to it or as an argument of its own (`console.log('JWT_SECRET=' + …)`, `console.log('cwd', …)`). */
+const NODE_LABEL = String.raw`(?:(?:'[^'\\]*'|"[^"\\]*")\s*[+,]\s*)?`;
 const NODE_EVAL = new RegExp(String.raw`^\s*(?:console\.log\(\s*${NODE_LABEL}${NODE_WRAPPED}\s*\)|${NODE_JSON_READ})\s*;?\s*$`);
 
 const PY_MODULE = String.raw`[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*`;

@@ -338,7 +338,7 @@ const kamal: Rule = ({ prog, args, st }) => {
  */
 const releaseTool: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
-  if (onlyAsksAbout(args) || args.some((a) => /^(--dry-run|-d|--preview|--release-version|--changelog|--only-version)$/.test(a.text))) return;
+  if (onlyAsksAbout(args) || args.some((a) => /^(--dry-run|--dry|-d|--preview|--release-version|--changelog|--only-version)$/.test(a.text))) return;
   danger(st, `makes a release: a version tagged, pushed and published (${prog})`);
 };
 
@@ -963,6 +963,8 @@ export const BUILD_TOOL_RULES: RuleTable = {
         danger(st, `makes a release or writes to the project's GitHub pages (auto ${verb})`);
     },
     'semantic-release': releaseTool,
+    // changelogithub writes the changelog into a GitHub release of the pushed tag.
+    changelogithub: releaseTool,
     ghr: releaseTool,
     kamal,
     dist: ({ args, st }) => {

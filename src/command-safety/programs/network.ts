@@ -510,6 +510,8 @@ const SESSIONS: Readonly<Record<string, (ops: string[]) => boolean>> = {
   ...Object.fromEntries(['pio', 'platformio'].map((p) => [p, (ops: string[]) => ops[0] === 'device' && ops[1] === 'monitor'])),
   'ansible-test': (ops) => ops[0] === 'shell',
   vagrant: (ops) => ops[0] === 'ssh',
+  // Docker Machine's hosts (a VM or a cloud instance it made) by their names.
+  'docker-machine': (ops) => ops[0] === 'ssh',
 };
 
 const session: Rule = ({ prog, args, st }) => {

@@ -1348,6 +1348,10 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     does: "logs in to another host's SQL Server with an attack client (linked servers, impersonation, commands)",
     harmless: aimedOnlyAtThisMachine,
   },
+  // vncdo types keys and clicks into the desktop of the VNC server it is given; this machine's own is a test's.
+  { tools: /^vncdo(tool)?$/, does: "types keys and clicks into another machine's desktop over VNC", harmless: aimedOnlyAtThisMachine },
+  // gitxpose (once gitrepoenum) clones every repository of the users or organisations it is fed and hunts them for leaked credentials.
+  { tools: /^(gitxpose|gitrepoenum)$/, does: "clones a user's or an organisation's repositories and hunts them for leaked credentials" },
   // NanoDEP's scripts for Apple's device-enrolment service: defining, assigning or removing a profile and locking a
   // device change how an organisation's Macs and iPhones enrol; its account's and devices' details only read.
   {

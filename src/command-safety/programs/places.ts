@@ -81,12 +81,13 @@ function strangePlace(w: Word, st: State): string | undefined {
  * A name for publishing or deploying, the word first or last in it (`publish-ci`, `ci-publish`,
  * `deploy:docs`, `release:publish`) or a whole step of a name in `:` steps (`ci:publish:beta`), or for releasing, the whole name or its last word after `:`, `_` or `.`
  * (`release`, `ci:release`; a `release-notes` or `release_tests` script only writes or checks, `build:release` builds, and
- * `/etc/os-release` describes the system), or for a release tool (`semantic-release`, `release-it`), or for the Python package index
+ * `/etc/os-release` describes the system), or for a release of a semantic version's part (`release:patch`, `release:major`), or for a
+ * release tool (`semantic-release`, `release-it`), or for the Python package index
  * (`pypi`, `testpypi`, `upload-pypi`), or for an image's or a chart's push (`docker:push`): a package script (packages.ts) or a workspace script so named
  * sends the package or the site out as the verb would; `prepublish-check` and `build` send nothing.
  */
 export const PUBLISHING_SCRIPT =
-  /^(publish|deploy)([-:_.]|$)|[-:_.](publish|deploy)$|:(publish|deploy):|(^|(?<!^build)[:_.])release$|^(semantic-release|release-it)$|^(upload[-_:]?)?(test)?pypi$|(^|[-:_.])(docker|image|images|container|containers|registry|helm|chart|charts|oci)[-:_.]push([-:_.]|$)/;
+  /^(publish|deploy)([-:_.]|$)|[-:_.](publish|deploy)$|:(publish|deploy):|(^|(?<!^build)[:_.])release$|^release:(major|minor|patch|pre(major|minor|patch|release)|alpha|beta|rc)$|^(semantic-release|release-it)$|^(upload[-_:]?)?(test)?pypi$|(^|[-:_.])(docker|image|images|container|containers|registry|helm|chart|charts|oci)[-:_.]push([-:_.]|$)/;
 
 /**
  * A task of a task runner's named for publishing, deploying or releasing (`grinder pkg-npm-deploy`,
