@@ -7820,3 +7820,25 @@ describe('checkCommand on the sets read: jars run after a download, release scri
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on the sets read: messages that name sudo, root helpers, saved firewalls and scans of another site', () => {
+  it.each([
+    // A script's message helper given text that begins with sudo; a runner given a sudo command line.
+    ['command -v sudo >/dev/null 2>&1 || die "sudo required"', false],
+    ['warn "sudo required"', false],
+    ['run_cmd "sudo rm -rf /x"', true, 'elevated privileges'],
+    // A helper named for running as root; a check of that name alone.
+    ['asroot systemctl daemon-reload', true, 'elevated privileges'],
+    ['run_as_root', false],
+    // The running firewall saved into /etc.
+    ['netfilter-persistent save', true, 'netfilter-persistent save'],
+    // A scan of another host's site by a program no table names; of this machine's; a fuzz reading from an RPC URL.
+    ['pit scan run http://api.example.com --patterns direct_instruction_override', true, 'probes another host'],
+    ['pit scan http://localhost:8000 --model gpt-4', false],
+    ['medusa fuzz --rpc-url https://eth-mainnet.g.alchemy.com/v2/YOUR-API-KEY', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

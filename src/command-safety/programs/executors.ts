@@ -1077,8 +1077,13 @@ const RUNNER_WORD = /^(cmd|command|exec|execute|spawn|sudo)$/;
 const ASKS_WORD = /^(is|has|have|check|require|requires|need|needs|ensure|which|find|get|list|print|show|test|exists?)$/;
 const RUN_MANNER_WORD =
   /^(and|log|logged|quiet|quietly|silent|silently|verbose|echo|safe|safely|retry|as|root|checked|or|die|fail|with|sudo|cmd|command|it|trace|traced|timed)$/;
+/**
+ * A script's helper named for reporting and stopping (`die "sudo required"`, `warn`): its arguments are a message. A
+ * logger of steps (`log_step "sudo rm …"`) may run what it logs, and is read as a runner.
+ */
+const MESSAGE_HELPER = /^(die|error|err|fail|fatal|abort|panic|warn|warning|info|notice|msg|message|say)$/i;
 function namedRunnerPayloads(prog: string, args: Word[]): Payload[] {
-  const sudoLine = args.find((a) => /^sudo\s+\S/.test(a.text) && parses(a.text));
+  const sudoLine = MESSAGE_HELPER.test(prog) ? undefined : args.find((a) => /^sudo\s+\S/.test(a.text) && parses(a.text));
   if (sudoLine) return [{ kind: 'shell', text: sudoLine.text, via: `${prog}'s argument` }];
   const words = prog
     .replace(/\.(sh|bash|py)$/, '')

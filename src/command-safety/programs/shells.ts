@@ -26,6 +26,10 @@ const PRIVILEGE = new Set([
   'su-exec',
   // Documentation's `[sudo] pacman -S git`: the reader is to run it as root where their setup needs it.
   '[sudo]',
+  // A script's helpers named for running their command as root (`asroot systemctl daemon-reload`); `run_as_root` alone is
+  // as often a check that the script runs as root, and stays a program no table names.
+  'asroot',
+  'as_root',
 ]);
 /** capsh's options that only print or test the capabilities (`capsh --print`), running nothing. */
 const CAPSH_READS = /^--(print|current|help|version|license|decode=\w+|supports=\w+|has-[piab]=\w+|explain=\w+)$/;

@@ -1024,6 +1024,8 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   ),
   // iptables-tracer adds TRACE rules to the kernel's tables for as long as it runs.
   'iptables-tracer': (args) => !onlyAsksAbout(args),
+  // netfilter-persistent saves the running firewall into /etc, loads it from there or flushes it.
+  'netfilter-persistent': (_args, ops) => ops.some((o) => /^(save|start|reload|restart|flush|stop)$/.test(o)),
   fireqos: (_args, ops) => ops.some((o) => /^(start|restart|stop|clear_all_qos)$/.test(o)),
   // ss and arp print sockets and the neighbour table; -K closes sockets, -s/-d/-f set or delete entries.
   ss: (args) => args.some((a) => a.text === '--kill' || /^-[a-zA-Z]*K/.test(a.text)),

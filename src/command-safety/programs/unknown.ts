@@ -922,6 +922,13 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   // A login under an auth topic (`speakeasy auth login`, `tool auth login --token …`) signs in with the user's account and
   // keeps its token, as a bare `login` does.
   if (sub?.text === 'auth' && verb?.text === 'login' && !onlyAsksAbout(args)) danger(st, `${prog} auth login signs in with the user's account`);
+  // A scan, a fuzz or an attack aimed at another host's URL (`pit scan run http://api.example.com`, `ronin-vulns scan "http://…"`)
+  // probes that site; one at this machine's own service tests the project, and a URL an option names (`--rpc-url`) is where it reads.
+  const probed =
+    sub && /^(scan|fuzz|attack|exploit)$/.test(sub.text)
+      ? args.find((o, k) => k > 0 && !args[k - 1]!.text.startsWith('-') && /^https?:\/\//.test(o.text) && !namesThisMachine(o.text))
+      : undefined;
+  if (probed && !onlyAsksAbout(args)) danger(st, `${prog} ${sub!.text} probes another host's site (${probed.text})`);
   // An issue tracker's issues, epics and sprints assigned, moved, linked, cloned or logged against (`jira issue move ISSUE-1 Done`);
   // apart from FORGE_CHANGE, where a repository's `clone` is a download.
   if (sub && verb && /^(issues?|epic|sprint)$/.test(sub.text) && /^(assign|move|link|unlink|clone|transition|add|remove|worklog)$/.test(verb.text))
