@@ -44,7 +44,7 @@ import { ARGUMENT_JUDGED, BUILD_TOOL_RULES, buildOutsideWorkspace, outwardTarget
 import { CLOUD_RULES } from './programs/cloud.js';
 import { FILE_RULES } from './programs/files.js';
 import { GIT_RULES } from './programs/git.js';
-import { INLINE_CODE, inlineOption, interpreterOwnArgs, INTERPRETERS, INTERPRETER_RULES } from './programs/interpreters.js';
+import { INLINE_CODE, inlineOption, interpreterOwnArgs, INTERPRETERS, INTERPRETER_RULES, SCRIPT_SENDS } from './programs/interpreters.js';
 import {
   decodedUrl,
   DOWNLOADERS,
@@ -55,7 +55,7 @@ import {
   WEB_CLIENT,
   webExploitUrl,
 } from './programs/network.js';
-import { PACKAGE_RULES } from './programs/packages.js';
+import { dryRun, PACKAGE_RULES } from './programs/packages.js';
 import { isWrapperName, SHELLS, unwrap, type Stripped } from './programs/shells.js';
 import { SYSTEM_RULES, watcherKilledThroughPipe } from './programs/system.js';
 import { MACOS_RULES } from './programs/macos.js';
@@ -1767,6 +1767,9 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
     const ownWords = !/^-[a-zA-Z]*[mce]$/.test(args[args.indexOf(script) - 1]?.text ?? '');
     // Another machine's address reaches it, as a program no table names does when given one (`python
     // HTTPutServer.py 10.10.14.5 4444` serves uploads there, `ruby XXEinjector.rb --host=192.168.0.2` attacks it).
+    const sends = ownWords && !/\.py$/.test(tool) && !SHELLS.has(prog) ? scriptArgs.find((a) => !a.text.startsWith('-')) : undefined;
+    if (sends && SCRIPT_SENDS.test(sends.text) && !dryRun(scriptArgs))
+      danger(st, `runs a script that sends something past this machine (${tool} ${sends.text})`);
     const scriptAddress = ownWords ? addressGiven(scriptArgs) : undefined;
     if (scriptAddress) danger(st, `runs a script given another machine's address (${tool} ${scriptAddress})`);
     const scriptLogin = signsInOrTargets(tool, scriptArgs) ?? serverNamed(tool, scriptArgs) ?? (ownWords ? scriptGivenSite(tool, scriptArgs) : undefined);

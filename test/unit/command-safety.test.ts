@@ -7836,6 +7836,10 @@ describe('checkCommand on the sets read: messages that name sudo, root helpers, 
     ['pit scan run http://api.example.com --patterns direct_instruction_override', true, 'probes another host'],
     ['pit scan http://localhost:8000 --model gpt-4', false],
     ['medusa fuzz --rpc-url https://eth-mainnet.g.alchemy.com/v2/YOUR-API-KEY', false],
+    // A node script told to push or publish, as a Python one; its other verbs and its dry run.
+    ['node scripts/transifex.mjs push', true, 'sends something past this machine'],
+    ['node scripts/transifex.mjs update', false],
+    ['node scripts/build.mjs push --dry-run', false],
   ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
     const r = checkCommand(cmd, WS);
     expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);

@@ -147,10 +147,10 @@ const SETUP_PY_SENDS = /^(upload|register|upload_docs|upload_sphinx)$/;
 
 /**
  * A script's first argument that sends something past this machine (`python docs/plugins/algolia.py
- * upload`, `node scripts/release.js publish`), or takes down what was sent (django-bakery's `manage.py unpublish`),
+ * upload`, `node scripts/transifex.mjs push`, judged in dangerous.ts for scripts of other languages), or takes down what was sent (django-bakery's `manage.py unpublish`),
  * as a Makefile's `make upload` or a build tool's task does.
  */
-const SCRIPT_SENDS = /^(upload|publish|unpublish|deploy|undeploy|release|push)$/;
+export const SCRIPT_SENDS = /^(upload|publish|unpublish|deploy|undeploy|release|push)$/;
 
 const python: Rule = ({ args, st, judge, knows }) => {
   const ops = operands(args);
