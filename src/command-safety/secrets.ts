@@ -218,6 +218,8 @@ export function isCredentialName(name: string): boolean {
   return (
     WORKER_VARIABLE.test(name) ||
     CERTIFICATE_CONTENT.test(name.toUpperCase()) ||
+    // A connection string (`AZURE_STORAGE_CONNECTION_STRING`) carries the account's key or the database's password in it.
+    /(^|_)CONNECTION_?STRING(_|$)/.test(name.toUpperCase()) ||
     // A numbered credential (`TOKEN2`, `PASSWORD_1`'s `1` aside) is one of several of its kind, and one
     // written as one word with its service in the environment's capitals (`SLACKTOKEN`, `DBPASSWORD`) is
     // the service's; a script's own lower-case word (`$sqlpassword`) holds what the script made.

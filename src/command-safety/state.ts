@@ -447,11 +447,34 @@ const SHELL_LOADED_DIR =
 /** A variable named for sudoers, cron tables, shell start-up files, registry credentials or ssh trust. */
 const NAMED_TRUST_VARIABLE =
   /^"?\$[{(]?(\w*(SUDOERS|CRONTABS?|CRON_?(D|DIR|PATH|FILE)|NPMRC|PYPIRC|NETRC|BASHRC|ZSHRC|AUTHORIZED_KEYS|KNOWN_HOSTS)\w*|(SHELL_|BASH_)?PROFILE(_PATH|_FILE)?)[})]?("|\/|$)/i;
+/**
+ * The ports of this machine's infrastructure, not of a project's own server: the worker's Temporal
+ * (7233, and its UI on 8233) and PostgreSQL, other databases, caches and brokers, Docker's and the
+ * cluster's APIs, etcd, Vault and Consul. Reached on loopback they are another login's data and
+ * controls. A web app's port (3000, 8000, 8080, …), the project's own dev server, is the project's.
+ */
+const INFRASTRUCTURE_PORTS = new Set([
+  7233, 8233, 5432, 3306, 6379, 27017, 9200, 9300, 11211, 5672, 15672, 4222, 1883, 9092, 2181, 5984, 7474, 8086, 26257, 9042, 2375, 2376, 2379, 2380, 6443,
+  10250, 8200, 8500,
+]);
+/** Whether a loopback word names one of INFRASTRUCTURE_PORTS (`127.0.0.1:2379`, or nc's `localhost 5432`). */
+export function infrastructurePort(text: string, args: Word[]): boolean {
+  const port = /(?:127\.\d+\.\d+\.\d+|localhost|\]):(\d+)/.exec(text)?.[1] ?? args[args.findIndex((a) => a.text === text) + 1]?.text;
+  return port !== undefined && /^\d+$/.test(port) && INFRASTRUCTURE_PORTS.has(Number(port));
+}
+/**
+ * bash's socket of this machine's own test service (`echo > /dev/tcp/127.0.0.1/5555`, a CI's wait for its server): a
+ * connection that stays here, unless its port is the infrastructure's.
+ */
+export function ownServiceSocket(t: string): boolean {
+  const socket = /^\/dev\/(tcp|udp)\/(127\.\d+\.\d+\.\d+|localhost)\/(\d+)$/.exec(t);
+  return socket !== null && !infrastructurePort(`${socket[2]}:${socket[3]}`, []);
+}
 
 export function checkWriteTarget(target: Word, st: State, what: string): void {
   const t = target.text;
   if (gitCodePath(target, st)) danger(st, `${what} ${t}, ${GIT_CODE_REASON}`);
-  if (SAFE_DEVICES.test(t) || /^&?\d+$/.test(t) || t === '-') return;
+  if (SAFE_DEVICES.test(t) || /^&?\d+$/.test(t) || t === '-' || ownServiceSocket(t)) return;
   // /dev/shm is no device but memory every user may write, which leaves nothing on disk: where
   // intruders stage what they run, and no place a build keeps its files.
   if (/^\/dev\/shm(\/|$)/.test(t)) return danger(st, `${what} ${t}, shared memory outside the workspace where nothing reaches the disk`);

@@ -7846,3 +7846,35 @@ describe('checkCommand on the sets read: messages that name sudo, root helpers, 
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe("checkCommand on the sets read: printer kits, ransomware simulators, other machines' shares, own sockets and package files read", () => {
+  it.each([
+    // PrintJack's kit and RanSim.
+    ['start-printjack', true, 'PrintJack'],
+    ['.\\printjacker.exe -execute', true, 'PrintJack'],
+    ['.\\RanSim.ps1 -Mode encrypt', true, 'ransomware'],
+    // Files written to another machine's administrative share; a copy within the workspace.
+    ['Copy-Item -Path C:\\RedTeam\\wiper.exe -Destination \\\\infra-file\\C$\\Windows\\Temp\\wiper.exe', true, 'outside the workspace'],
+    ['Copy-Item -Path a.txt -Destination b.txt', false],
+    // A connection string printed; its presence checked.
+    ['echo $AZURE_STORAGE_CONNECTION_STRING', true, 'AZURE_STORAGE_CONNECTION_STRING'],
+    [': ${AZURE_STORAGE_CONNECTION_STRING:?"not set"}', false],
+    // An APFS snapshot mounted.
+    ['mount_apfs -nobrowse -s "$SNAPSHOT_NAME" -o rdonly "$DEVICE" "$TMPDIR"', true, 'mounts'],
+    // bash's sockets: this machine's own test service; the infrastructure's port; a shell reading from one; another host.
+    ['timeout 30 bash -c \'until printf "" 2>>/dev/null >>/dev/tcp/127.0.0.1/8201; do sleep 1; done\'', false],
+    ['echo "*" >/dev/udp/127.0.0.1/8889', false],
+    ['echo > /dev/tcp/127.0.0.1/5432', true, 'network'],
+    ['sh</dev/tcp/127.0.0.1/4242', true, 'network'],
+    ['echo x | tee /dev/tcp/10.0.0.1/80', true, 'device'],
+    // A package file read wherever it lies; extracted over the root.
+    ['dpkg-deb -I /home/vagrant/Desktop/ipscan_3.5.5_amd64.deb control', false],
+    ['dpkg-deb -x pkg.deb /', true, 'outside the workspace'],
+    // helm's schema plugin writes here.
+    ['helm schema-gen values.yaml > values.schema.json', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

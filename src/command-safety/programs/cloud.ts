@@ -248,9 +248,10 @@ function readKubectl(prog: string, args: Word[]): Reading {
 
 // ---- helm: `helm [global flags] COMMAND` ----
 
-// `unittest` is the unit-test plugin's: it renders the chart here and checks it, as `template` does.
+// `unittest` is the unit-test plugin's: it renders the chart here and checks it, as `template` does; `schema-gen` is
+// the schema plugin's, which writes a chart's values schema here.
 const HELM_READ =
-  /^(list|ls|status|get|template|lint|show|inspect|search|history|hist|version|env|verify|package|dependency|dep|pull|fetch|create|completion|help|unittest)$/;
+  /^(list|ls|status|get|template|lint|show|inspect|search|history|hist|version|env|verify|package|dependency|dep|pull|fetch|create|completion|help|unittest|schema-gen)$/;
 
 function readHelm(args: Word[]): Reading {
   const ops = text(

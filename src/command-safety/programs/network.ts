@@ -7,6 +7,7 @@ import {
   danger,
   dangerUnlessOnlyAsked,
   HOME_CWD,
+  infrastructurePort,
   namesThisMachine,
   onlyAsksAbout,
   operands,
@@ -198,24 +199,9 @@ export function loopbackWebShellCommand(text: string): string | undefined {
 export const DOWNLOADERS: ReadonlySet<string> = new Set(['curl', 'wget', 'fetch', 'aria2c', 'http', 'nc', 'ncat', 'socat']);
 
 const LOOPBACK = /(^|[/@:\s])(127\.\d+\.\d+\.\d+|localhost|\[?::1\]?|0\.0\.0\.0)([:/\s]|$)/;
-/**
- * The ports of this machine's infrastructure, not of a project's own server: the worker's Temporal
- * (7233, and its UI on 8233) and PostgreSQL, other databases, caches and brokers, Docker's and the
- * cluster's APIs, etcd, Vault and Consul. Reached on loopback they are another login's data and
- * controls. A web app's port (3000, 8000, 8080, …), the project's own dev server, is the project's.
- */
-const INFRASTRUCTURE_PORTS = new Set([
-  7233, 8233, 5432, 3306, 6379, 27017, 9200, 9300, 11211, 5672, 15672, 4222, 1883, 9092, 2181, 5984, 7474, 8086, 26257, 9042, 2375, 2376, 2379, 2380, 6443,
-  10250, 8200, 8500,
-]);
 /** The web clients, which take a host without a scheme as a page's URL (nc and socat take a host and a port apart). */
 export const WEB_CLIENT = /^(curl|wget|http|https|xh|xhs|fetch|aria2c)$/;
 const PROXY_OPTION = /^(-x|--proxy|--preproxy|--socks4a?|--socks5(-hostname)?)$/;
-/** Whether a loopback word names one of INFRASTRUCTURE_PORTS (`127.0.0.1:2379`, or nc's `localhost 5432`). */
-function infrastructurePort(text: string, args: Word[]): boolean {
-  const port = /(?:127\.\d+\.\d+\.\d+|localhost|\]):(\d+)/.exec(text)?.[1] ?? args[args.findIndex((a) => a.text === text) + 1]?.text;
-  return port !== undefined && /^\d+$/.test(port) && INFRASTRUCTURE_PORTS.has(Number(port));
-}
 const SEND_FLAG =
   /^(-d|--data|--data-binary|--data-raw|--data-urlencode|--data-ascii|--json|-F|--form|--form-string|-T|--upload-file|--post-data|--post-file|--body-data|--body-file)$/;
 /** `scheme://user:password@host`: a login's user and password before the host. */

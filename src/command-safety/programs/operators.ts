@@ -1352,6 +1352,11 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   { tools: /^vncdo(tool)?$/, does: "types keys and clicks into another machine's desktop over VNC", harmless: aimedOnlyAtThisMachine },
   // gitxpose (once gitrepoenum) clones every repository of the users or organisations it is fed and hunts them for leaked credentials.
   { tools: /^(gitxpose|gitrepoenum)$/, does: "clones a user's or an organisation's repositories and hunts them for leaked credentials" },
+  // PrintJack's kit: a USB gadget posing as a printer, capturing the jobs sent to it, serving them out and typing
+  // keystrokes to install its driver; printjacker hijacks a Windows print queue.
+  { tools: /^((start|capture)-)?printjack(er)?(-[\w-]+)?$/, does: 'hijacks printers and captures the jobs sent to them (PrintJack)' },
+  // RanSim encrypts files as ransomware would, to test whether the machine's defences notice.
+  { tools: /^ransim$/, does: 'encrypts files as ransomware does (RanSim)', harmless: onlyAsksAbout },
   // NanoDEP's scripts for Apple's device-enrolment service: defining, assigning or removing a profile and locking a
   // device change how an organisation's Macs and iPhones enrol; its account's and devices' details only read.
   {

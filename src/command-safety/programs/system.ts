@@ -806,6 +806,8 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
   // localedef compiles a locale into the machine's archive too, unless its output is a path (a name with a `/`).
   localedef: (args, ops) => !args.some((a) => /^(-h|--help|--usage|-V|--version|--list-archive)$/.test(a.text)) && !ops.at(-1)?.includes('/'),
   mount: (args, ops) => ops.length > 0 || args.some((a) => /^(-a|--all|-o|--options)$/.test(a.text)),
+  // macOS's APFS mount (a snapshot or a volume mounted somewhere) mounts as mount does.
+  mount_apfs: (_args, ops) => ops.length > 0,
   umount: () => true,
   // FUSE file systems unmounted (`fusermount -u`) or mounted through the setuid helper.
   ...Object.fromEntries(['fusermount', 'fusermount3'].map((p) => [p, (args: Word[]) => !args.some((a) => /^(-V|--version|-h|--help)$/.test(a.text))])),
@@ -1416,8 +1418,18 @@ const messageBus: Rule = ({ prog, args, st }) => {
     danger(st, `calls a method on the message bus, which starts services and changes settings (${prog}${verb && prog !== 'dbus-send' ? ` ${verb}` : ''})`);
 };
 
+/**
+ * dpkg-deb asked about a package file (`-I pkg.deb control`, `--contents`, `--field`, its archives printed) reads it
+ * wherever it lies; building or extracting writes where it is told, judged as a program no table names.
+ */
+const dpkgDeb: Rule = ({ prog, args, st }) => {
+  if (args.some((a) => /^(-I|--info|-c|--contents|-f|--field|-W|--show|--ctrl-tarfile|--fsys-tarfile)$/.test(a.text))) return;
+  judgeUnknownProgram(prog, args, st);
+};
+
 export const SYSTEM_RULES: RuleTable = {
   programs: {
+    'dpkg-deb': dpkgDeb,
     'gitlab-runner': ciRunner,
     act_runner: ciRunner,
     'forgejo-runner': ciRunner,

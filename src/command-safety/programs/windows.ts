@@ -26,11 +26,12 @@ const FILE_NOUNS =
   /^(Item|ChildItem|Content|ItemProperty|Archive|File|Csv|Clixml|Json|ModuleManifest|ScriptFileInfo|MarkdownHelp|ExternalHelp|FileHash|PowerShellDataFile|LocalizedData)$/;
 /**
  * A Windows path outside any workspace: a drive's root (`c:\Windows\…`, `C:/Users`) or the user's and the
- * machine's directories by their variables (`$env:HOME\bin`, `$env:APPDATA`); the temporary directory's aside.
- * The shell's reading has dropped the backslashes (`c:Windows…`), so the drive's known folders are named.
+ * machine's directories by their variables (`$env:HOME\bin`, `$env:APPDATA`), or another machine's share (`\\host\C$\…`,
+ * read as `\hostC$…`); the temporary directory's aside. The shell's reading has dropped the backslashes (`c:Windows…`),
+ * so the drive's known folders are named.
  */
 export const WINDOWS_OUTSIDE_PATH =
-  /^['"]?([A-Za-z]:([\\/]|Windows|Users|Program|inetpub)|\$env:(HOME|USERPROFILE|APPDATA|LOCALAPPDATA|ProgramFiles|ProgramData|SystemRoot|windir|SystemDrive))/i;
+  /^['"]?([A-Za-z]:([\\/]|Windows|Users|Program|inetpub)|\$env:(HOME|USERPROFILE|APPDATA|LOCALAPPDATA|ProgramFiles|ProgramData|SystemRoot|windir|SystemDrive)|\\{1,2}[A-Za-z0-9])/i;
 /** The project's tests, builds and lints run through their PowerShell runners. */
 const LOCAL_RUNNERS = /^(Pester|Build|psake|ScriptAnalyzer|Formatter)$/;
 /** The registry's drives: a path there is the machine's or the user's settings, not a file of the workspace. */
