@@ -486,7 +486,7 @@ function flagOpaque(prog: string, args: Word[], st: State, runAs: string): void 
   const printsJson =
     /^python[23]?(\.\d+)?$/.test(prog) && args.some((a, k) => a.text === '-mjson.tool' || (a.text === '-m' && args[k + 1]?.text === 'json.tool'));
   // A jar run after a download (`wget …/tool.jar && java -jar tool.jar`) is the download's code.
-  const runsJar = /^java$/.test(prog) && args.some((a) => a.text === '-jar');
+  const runsJar = prog === 'java' && args.some((a) => a.text === '-jar');
   if (st.downloads && (runsCode(prog) || runsJar || /^\.?\.?\//.test(runAs)) && !printsJson) danger(st, `runs code after downloading (${prog})`);
   // xargs adds words from its input: harmless to a command that is safe with any file names, not to
   // one that runs them as code or deletes or rewrites recursively whatever they name.

@@ -289,12 +289,13 @@ const SNAP_PLACE = /^"?\$\{?SNAP_(USER_)?(DATA|COMMON)\}?"?(\/|$)/;
 export const WINDOWS_PLACE =
   /^"?%(?:(USERPROFILE|HOMEPATH|APPDATA|LOCALAPPDATA)|ProgramFiles|ProgramFiles\(x86\)|ProgramW6432|ProgramData|CommonProgramFiles|CommonProgramFiles\(x86\)|SystemRoot|windir|SystemDrive|ALLUSERSPROFILE|PUBLIC)%/i;
 
-/** Where a path argument points, relative to the workspace. */ /**
+/**
  * A variable named for a user's ssh directory or authorized keys (`"$targetUserSSHSettings"`, `$AUTHORIZED_KEYS_FILE`):
  * whichever user's it is, it lies in a home, and what is written there decides who may log in.
  */
 const SSH_PLACE_VARIABLE = /^"?\$\{?\w*(ssh_?(dir|settings|folder|home)|authorized_?keys)\w*\}?"?(\/|$)/i;
 
+/** Where a path argument points, relative to the workspace. */
 export function classify(w: Word | string, st: State): { cls: PathClass; abs?: string } {
   const t = typeof w === 'string' ? w : w.text;
   const tildeIsName = typeof w !== 'string' && w.literalTilde === true;
