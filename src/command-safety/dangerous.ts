@@ -1615,11 +1615,13 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   const scriptRunner = prog === 'osascript' || prog === 'automator';
   // Code given inline (`perl -ne '/^(\d+)/; …'`) is no script's path, whatever it starts with.
   if ((runsCode(prog) || scriptRunner) && !hasInlineCode(prog, args)) judgeScriptPlace(prog, args, st, !INTERPRETERS.has(prog) && !scriptRunner);
-  const nestedDownloads = args.some((a) => a.nested.length > 0 && a.nested.some((n) => analyzeText(n, st.ws, st.cwd, st.depth + 1).downloads));
-  // Downloaded code run through a shell, eval or an interpreter.
+  // Downloaded code run through a shell, eval or an interpreter. Each substitution was judged above; it is
+  // read again on its own, for whether it downloads, only where code runs.
   const shellOrEval = SHELLS.has(prog) || prog === 'eval';
-  if ((runsCode(prog) || prog === 'eval') && nestedDownloads) danger(st, 'runs code downloaded from the network');
-  if ((runsCode(prog) || prog === 'eval') && prev.length && fedByDownload(prog, args, st, prev)) danger(st, `pipes downloaded or decoded content into ${prog}`);
+  const runsGivenCode = runsCode(prog) || prog === 'eval';
+  const nestedDownloads = runsGivenCode && args.some((a) => a.nested.length > 0 && a.nested.some((n) => analyzeText(n, st.ws, st.cwd, st.depth + 1).downloads));
+  if (nestedDownloads) danger(st, 'runs code downloaded from the network');
+  if (runsGivenCode && prev.length && fedByDownload(prog, args, st, prev)) danger(st, `pipes downloaded or decoded content into ${prog}`);
   // xargs hands its input on as words: the command it starts reads no script from the pipe.
   const input = namesFromInput ? undefined : inputOf(cmd, prev, st);
   rememberWrittenFiles(words, prog, args, cmd, prev, st);
