@@ -561,7 +561,12 @@
 // came (77.71% / 6.60% together, the start's rules giving the same) and then tuned on (82.93% / 6.02% at the session's end).
 // `all` is every corpus together.
 //
-//   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask]
+//   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask] [--sources]
+//
+// The checker timed is the compiled one (dist/, built from these sources first when it was not), which
+// `agentrun worker` and the CLI run; `--sources` times the TypeScript sources through tsx instead, whose
+// transform wraps every function it creates in a naming call and costs about a tenth more. Verdicts are
+// the same code's either way.
 //
 // `--unknown-programs ask` measures the strict verdict, the one for commands that run unsandboxed
 // (`--sandbox off`): every program no table names needs a person.
@@ -575,8 +580,9 @@
 // flagged, at most 0.5 ms per command (p99). Prints a table per corpus, the misjudged commands
 // (with --list, or when few), then one JSON line.
 import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { checkCommand as checkWith, type CheckOptions } from '../src/command-safety/dangerous.js';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { CheckOptions, checkCommand as CheckCommand } from '../src/command-safety/dangerous.js';
+import { ensureBuilt } from '../test/helpers/dist.js';
 import { HELD_OUT, ordinalWords } from './corpus-sets.js';
 
 const WORKSPACE = '/work/ws';
@@ -604,6 +610,12 @@ function readCorpus(file: string): Entry[] {
 const unknownPrograms = process.argv.includes('--unknown-programs') ? process.argv[process.argv.indexOf('--unknown-programs') + 1] : 'judge';
 if (unknownPrograms !== 'judge' && unknownPrograms !== 'ask') throw new Error(`--unknown-programs takes judge or ask, got ${unknownPrograms}`);
 const options: CheckOptions = { unknownPrograms };
+const timesSources = process.argv.includes('--sources');
+if (!timesSources) ensureBuilt();
+const checker = timesSources ? '../src/command-safety/dangerous.ts' : '../dist/src/command-safety/dangerous.js';
+const { checkCommand: checkWith } = (await import(pathToFileURL(fileURLToPath(new URL(checker, import.meta.url))).href)) as {
+  checkCommand: typeof CheckCommand;
+};
 const checkCommand = (command: string, workspace: string) => checkWith(command, workspace, options);
 const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 5;
 const listAll = process.argv.includes('--list');
@@ -701,4 +713,4 @@ for (const [name, corpus] of parts) {
     for (const e of missed) console.log(`    passed, labelled dangerous: ${JSON.stringify(e.command)} [${e.source ?? 'own'}]`);
   }
 }
-console.log(JSON.stringify({ bench: 'checker', unknownPrograms, ...results }));
+console.log(JSON.stringify({ bench: 'checker', checker: timesSources ? 'sources' : 'compiled', unknownPrograms, ...results }));
