@@ -291,7 +291,9 @@ const CREDENTIAL_PRINTERS: Readonly<Record<string, RegExp>> = {
   gcloud: /auth (print-access-token|print-identity-token|application-default print-access-token)/,
   az: /account get-access-token/,
   aws: /^(configure (get|export-credentials)|sts get-session-token|ecr get-login-password|codeartifact get-authorization-token)/,
-  git: /^credential (fill|get)/,
+  // git-secret's reveal and cat decrypt the repository's secret files with the user's GnuPG key.
+  git: /^credential (fill|get)|^secret (reveal|cat)\b/,
+  'git-secret': /^(reveal|cat)\b/,
   kubectl: /^config view .*--raw|create token/,
   security: /^(find-(generic|internet)-password|dump-keychain|export)/,
   doctl: /^auth/,

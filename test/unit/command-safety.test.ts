@@ -7878,3 +7878,30 @@ describe("checkCommand on the sets read: printer kits, ransomware simulators, ot
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on the sets read: Bluetooth LE takeovers, consoles dropping databases, decrypted secrets, logins grepped', () => {
+  it.each([
+    // Btlejack against the connections around; its help alone.
+    ['btlejack -f 0x12345678 -m CAPTURE.pcap', true, 'Btlejack'],
+    ['btlejack -h', false],
+    // A PHP console dropping its configured database; a task runner's development database.
+    ['n98-magerun2.phar db:drop --tables', true, 'configured database'],
+    ['bin/console doctrine:database:drop --if-exists --force -n', true, 'configured database'],
+    ['bundle exec rake db:drop', false],
+    ['npx sequelize db:drop', false],
+    // git-secret's files decrypted with the user's key; hidden again or listed.
+    ['git secret reveal', true, 'credential'],
+    ['git-secret cat config/secrets.env', true, 'credential'],
+    ['git secret hide', false],
+    ['git secret list', false],
+    // A login's and a password's words picked out of one text; a test run's passes counted.
+    ['cat /usr/local/mirthconnect/conf/mirth.properties | grep -i "pass\\|user\\|db"', true, 'passwords'],
+    ['grep -iE "user|pass" config.ini', true, 'passwords'],
+    ['npm test | grep -i pass', false],
+    ['pytest | grep -E "pass|fail"', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -87,6 +87,8 @@ const find: Rule = ({ args, st }) => {
 const SECRET_KIND = /passw(or)?d|\bpwd\b|secret|token|api[_-]?key|credential|private[ _-]?key|bearer|access[_-]?key/gi;
 /** A password's word in a search pattern, not inside a longer name (`PasswordAuthentication`, `AllowNoPassword`, `PASSWD_NOTREQD`) nor a path (`/etc/passwd`). */
 const PASSWORD_WORD = /(?<![A-Za-z/]|[A-Z]_)[Pp][Aa][Ss][Ss](?:[Ww][Oo][Rr][Dd]|[Ww][Dd])(?![A-Za-z_])/;
+/** A password's short word as one of a pattern's alternatives beside a login's (`"pass\|user\|db"`, `'user|pass'`). */
+const PASSWORD_ALTERNATIVE = /^(?=.*(^|\|)(user(name)?|login)(\\?\||$)).*(^|\|)(pass|pwd)(\\?\||$)/i;
 /** grep -r, rg, ag, ack: a search for a credential's word (password, token, key) across places outside the workspace. */
 const search: Rule = ({ prog, args, st, namesFromInput }) => {
   const recursive = !/^z?e?f?grep$/.test(prog) || hasFlag(args, 'r', ['--recursive', '--dereference-recursive']) || hasFlag(args, 'R');
@@ -99,7 +101,7 @@ const search: Rule = ({ prog, args, st, namesFromInput }) => {
   // for the word (recursive, or over the files find lists, `-exec grep password {}`, `| xargs grep password`)
   // is a code search and stays judged by where it looks.
   const oneText = !recursive && !namesFromInput && !st.payload;
-  if (oneText && patterns.some((p) => PASSWORD_WORD.test(p.text)))
+  if (oneText && patterns.some((p) => PASSWORD_WORD.test(p.text) || PASSWORD_ALTERNATIVE.test(p.text)))
     danger(st, `picks passwords out of the text it reads (${prog} ${patterns.map((p) => p.text).join(' ')})`);
   // So is a private key or a token by its shape (`strings memory.img | grep -A2 "PRIVATE KEY"`, `… | grep -E 'ghp_|AKIA'`).
   if (oneText && patterns.some((p) => KEY_SHAPE.test(p.text)))

@@ -1310,6 +1310,8 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     does: 'captures or attacks nearby wireless networks',
     harmless: (args) => args.every((a) => /^(-v\d?|-t|none|-h)$/.test(a.text)),
   },
+  // Btlejack sniffs Bluetooth LE connections through micro:bit dongles, jams them and takes them over.
+  { tools: /^btlejack$/, does: 'sniffs, jams or takes over the Bluetooth LE connections around (Btlejack)', harmless: onlyAsksAbout },
   {
     tools: RADIO_RECORDERS,
     does: "records or decodes the radio signals around, others' among them",

@@ -997,6 +997,10 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
     args.some((a) => /^(-y|--yes|-f|--force)$/.test(a.text))
   )
     danger(st, `erases ${prog}'s database without asking (${words.join(' ')})`);
+  // A PHP application's console told to drop its database (`n98-magerun2.phar db:drop`, `bin/console doctrine:database:drop`):
+  // the shop's or the application's configured database goes, where the task runners of rails, rake or sequelize keep to development's.
+  const dropsDatabase = /console|magerun/i.test(prog) ? words.find((w) => /^([\w-]+:)?(db|database):(drop|wipe)$/.test(w)) : undefined;
+  if (dropsDatabase) danger(st, `drops ${prog}'s configured database (${dropsDatabase})`);
   const crawled = st.reasons.length ? undefined : crawlTargetNamed(prog, args);
   if (crawled) danger(st, crawled);
 }
