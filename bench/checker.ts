@@ -584,7 +584,7 @@
 // flagged, at most 0.5 ms per command (p99). Prints a table per corpus, the misjudged commands
 // (with --list, or when few), then one JSON line.
 import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import type { CheckOptions, checkCommand as CheckCommand } from '../src/command-safety/dangerous.js';
 import { ensureBuilt } from '../test/helpers/dist.js';
 import { HELD_OUT, ordinalWords } from './corpus-sets.js';
@@ -617,7 +617,7 @@ const options: CheckOptions = { unknownPrograms };
 const timesSources = process.argv.includes('--sources');
 if (!timesSources) ensureBuilt();
 const checker = timesSources ? '../src/command-safety/dangerous.ts' : '../dist/src/command-safety/dangerous.js';
-const { checkCommand: checkWith } = (await import(pathToFileURL(fileURLToPath(new URL(checker, import.meta.url))).href)) as {
+const { checkCommand: checkWith } = (await import(new URL(checker, import.meta.url).href)) as {
   checkCommand: typeof CheckCommand;
 };
 const checkCommand = (command: string, workspace: string) => checkWith(command, workspace, options);
