@@ -273,11 +273,11 @@ export const MAKE_INSTALL_DIR =
   /^"?\$[({](PREFIX|EXEC_PREFIX|BINDIR|SBINDIR|LIBDIR|LIB_DIR|MANDIR|MAN_DIR|MAN1DIR|DOCDIR|DOC_DIR|DATADIR|DATA_DIR|SHAREDIR|SHARE_DIR|SHARE|SYSCONFDIR|INCLUDEDIR|INSTALL_PATH|INSTALL_DIR|INSTALLDIR|INSTALL_PREFIX|GOBIN|prefix|exec_prefix|bindir|sbindir|libdir|libexecdir|datadir|datarootdir|mandir|man\d?dir|docdir|htmldir|pdfdir|infodir|localedir|sysconfdir|includedir|localstatedir|runstatedir|sharedstatedir|pkgdatadir|pkglibdir|pkglibexecdir|pkgincludedir)[)}](\/|"?$|\$[({])|^"?\$[({](MODDESTDIR|STAGINGMODDIR|INSTALL_MOD_PATH)[)}]|^"?\$(SYSCONFDIR|sysconfdir)(\/|"?$)/;
 
 /**
- * An installed toolchain's home, by the variable its tools find it by (`$JAVA_HOME/lib`, `$GOROOT/src`,
+ * An installed toolchain's home, by the variable its tools find it by (`$JAVA_HOME/lib`, `$GOROOT/src`, a Makefile's `$(GOROOT)/src`,
  * `$ANDROID_HOME/platforms`, PHP's `$PHP_INI_DIR/php.ini`): what is written there changes the JDK, Go, SDK or PHP of every build and run on the machine.
  */
 const TOOLCHAIN_HOME =
-  /^"?\$\{?(JAVA_HOME|JRE_HOME|GOROOT|ANDROID_HOME|ANDROID_SDK_ROOT|ANDROID_NDK_HOME|ANDROID_NDK_ROOT|CATALINA_HOME|HADOOP_HOME|SPARK_HOME|M2_HOME|MAVEN_HOME|GRADLE_HOME|RUSTUP_HOME|FLUTTER_ROOT|DOTNET_ROOT|PHP_INI_DIR)\}?"?(\/|$)/;
+  /^"?\$[({]?(JAVA_HOME|JRE_HOME|GOROOT|ANDROID_HOME|ANDROID_SDK_ROOT|ANDROID_NDK_HOME|ANDROID_NDK_ROOT|CATALINA_HOME|HADOOP_HOME|SPARK_HOME|M2_HOME|MAVEN_HOME|GRADLE_HOME|RUSTUP_HOME|FLUTTER_ROOT|DOTNET_ROOT|PHP_INI_DIR)[)}]?"?(\/|$)/;
 
 /**
  * A snap's writable directories by the variables snapd gives its hooks and services: `$SNAP_DATA` and

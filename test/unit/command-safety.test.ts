@@ -7905,3 +7905,31 @@ describe('checkCommand on the sets read: Bluetooth LE takeovers, consoles droppi
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on the sets read: patches to the toolchain, floods by name, KNX keys, origins behind a CDN, Telegram sessions', () => {
+  it.each([
+    // patch told to rewrite the Go toolchain's sources or a system library; a diff applied to the workspace.
+    ['patch -N -t -d $(GOROOT)/src/vendor/golang.org/x/crypto/cryptobyte -i $(CURRDIR)/packaging/patch/asn1.diff', true, 'toolchain'],
+    ['patch -p0 -d /usr/lib/python3/dist-packages/salt < fix.diff', true, 'outside the workspace'],
+    ['patch /etc/hosts hosts.diff', true, 'outside the workspace'],
+    ['patch -p1 < fix.diff', false],
+    ['patch -d vendor/lib -p1 -i ../../fix.diff', false],
+    ['cp build/go.mod $(GOROOT)/src/go.mod', true, 'toolchain'],
+    // A script named for a flood; a flood fill, a floodlight and a test of the project's own service under one.
+    ['python flood.py name pin bot-count', true, 'attacking'],
+    ['python3 udp_flood.py 10.0.0.1 80', true, 'attacking'],
+    ['python flood_fill.py image.png', false],
+    ['./run_tests_mobility_resume_flood.sh', false],
+    // KNX Unlocker and the origin finders; their help and their list of firewalls.
+    ['knxunlocker -c "Type=KnxIpTunneling;HostAddress=192.168.42.193" -t 1.1.62', true, 'KNX'],
+    ['origindive -d example.com --asn AS4775 --skip-waf', true, 'CDN'],
+    ['origindive waf list', false],
+    ['origindive --help', false],
+    // A Telegram session tool acting as the accounts it was given.
+    ['tgdata-rs --path "C:\\..." --export sessions.json', true, 'Telegram'],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -231,6 +231,30 @@ const dd: Rule = ({ prog, args, st }) => {
   if (from) danger(st, `reads a disk raw (${prog} ${from.text})`);
 };
 
+/**
+ * patch rewrites the files a diff names under the directory it is given (`-d`), or the one file it is
+ * named, or writes its result to `-o`: under the Go toolchain's sources (`patch -d $(GOROOT)/src/…`) or
+ * a system library, it changes what every build on the machine compiles.
+ */
+const patch: Rule = ({ args, st }) => {
+  st.repeatable = false;
+  const valueOf = (short: string, long: string) => {
+    const at = args.findIndex((a) => a.text === short || a.text === long);
+    if (at >= 0) return args[at + 1];
+    const joined = args.find((a) => a.text.startsWith(`${long}=`) || (a.text.startsWith(short) && a.text.length > 2));
+    return joined && { ...joined, text: joined.text.replace(new RegExp(`^(${long}=|${short})`), '') };
+  };
+  const dir = valueOf('-d', '--directory');
+  if (dir) checkWriteTarget(dir, st, 'patches files in');
+  const output = valueOf('-o', '--output');
+  if (output) checkWriteTarget(output, st, 'writes the patched file to');
+  const [original] = operands(
+    args,
+    /^(-[pidorBYzVFDgb]|--(strip|input|directory|output|reject-file|prefix|basename-prefix|suffix|version-control|fuzz|ifdef|get|backup-if-mismatch|quoting-style))$/,
+  );
+  if (original && !dir) checkWriteTarget(original, st, 'patches');
+};
+
 const ROOT_OWNER = /^(root|0|wheel)([:.](root|0|wheel)?)?$|^[:.](root|0|wheel)$/;
 const permissions: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
@@ -497,6 +521,7 @@ export const FILE_RULES: RuleTable = {
     pushd: cd,
     touch,
     truncate: touch,
+    patch,
     ...Object.fromEntries(TEXT_SEARCHERS.map((p) => [p, search])),
     ...Object.fromEntries(['7z', '7za', '7zr', '7zz', 'unzip', 'tar', 'gtar', 'bsdtar'].map((p) => [p, extract])),
   },

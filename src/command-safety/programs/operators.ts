@@ -342,7 +342,7 @@ const PRIVILEGE_HUNTERS =
 const SECURITY_KILLERS = /^([\w-]+killer|backstab|edr[\w-]*|driverjack|k7terminator|remotepatcher|killdefender|defendercontrol)$/;
 /**
  * A program or script named for the attack it makes (`spooftastic.py spoofer …`, `XAttacker.pl`,
- * `ble_sniffer`, `session-hijacker`, `bof-stager`, `py-ddos.py`, `threaded_spammer.py`): a name chosen for what it does.
+ * `ble_sniffer`, `session-hijacker`, `bof-stager`, `py-ddos.py`, `threaded_spammer.py`, `flood.py`): a name chosen for what it does.
  */
 const ATTACK_NAME =
   /^([\w-]*[-_])?(\w*attacker|attack|\w*spoof(er|ing)?|\w*sniff(er)?|\w*hijack(er)?|stager|flooder|\w*(?<![Aa]nti[-_]?)spammer|\w*(?<![Aa]nti[-_]?)(ddos|DDoS|DDOS)(er)?)([-_][\w-]*)?$/;
@@ -351,8 +351,13 @@ const ATTACK_NAME =
  * of its words is let go at once; one longer than any tool's (over 256 characters) that holds one counts
  * as named so without the pattern, which keeps a crafted name from stalling the check.
  */
-const ATTACK_WORD = /attack|spoof|sniff|hijack|stager|flooder|spammer|ddos|DDoS|DDOS/;
-const ATTACK_NAMED = { test: (name: string) => ATTACK_WORD.test(name) && (name.length > 256 || ATTACK_NAME.test(name)) };
+const ATTACK_WORD = /attack|spoof|sniff|hijack|stager|flood|spammer|ddos|DDoS|DDOS/;
+/**
+ * A name that ends in a flood (`flood.py`, `udp_flood`, `synflood`); a flood fill or a floodlight does not end there, and a
+ * test of how the project's own service weathers one (`run_tests_resume_flood.sh`) is named for its test.
+ */
+const FLOOD_NAME = /^(?!(.*[-_])?(run|tests?|bench)[-_])([\w-]*[-_])?[a-z\d]*flood$/i;
+const ATTACK_NAMED = { test: (name: string) => ATTACK_WORD.test(name) && (name.length > 256 || ATTACK_NAME.test(name) || FLOOD_NAME.test(name)) };
 /** Names for clearing the machine's logs or histories, or switching off its logins' checks and its logging, in any case and joining. */
 const COVERS_TRACKS_NAMED =
   /^(clear|wipe|purge|shred|erase|scrub|disable)[-_]?(logs?|history|histories|auth|audit|auditd|auditing|logging|syslog|selinux|apparmor)$/;
@@ -1312,6 +1317,19 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   },
   // Btlejack sniffs Bluetooth LE connections through micro:bit dongles, jams them and takes them over.
   { tools: /^btlejack$/, does: 'sniffs, jams or takes over the Bluetooth LE connections around (Btlejack)', harmless: onlyAsksAbout },
+  // KNX Unlocker recovers or resets the keys that lock a building's KNX devices (`knxunlocker -c Type=KnxIpTunneling;… -t 1.1.62`).
+  { tools: /^knxunlocker$/, does: "unlocks a building's KNX devices by recovering or resetting their keys", harmless: onlyAsksAbout },
+  // Origin finders look behind a site's CDN and firewall for the server that answers it, to reach it around its protection
+  // (`origindive -d example.com --skip-waf`, CloudFail, hakoriginfinder).
+  {
+    tools: /^(origindive|originfind|cloudfail|hakoriginfinder|cloudunflare|cloudmare|cloudpeler|bypass-firewalls-by-dns-history)$/,
+    does: "searches for the server behind another site's CDN and firewall, to reach it around them",
+    // Its list of the firewalls it knows (`origindive waf list`, `info`, `update`) reaches no site.
+    harmless: (args) => onlyAsksAbout(args) || operands(args)[0]?.text === 'waf',
+  },
+  // Telegram session tools run the accounts whose sessions a Telegram Desktop data folder holds: they log in as each,
+  // export and import the sessions, set their passwords, scrape groups and invite their members (`tgdata-rs --path … --export`).
+  { tools: /^tgdata(-rs)?$/, does: 'logs in as the Telegram accounts whose sessions it is given and acts as them', harmless: onlyAsksAbout },
   {
     tools: RADIO_RECORDERS,
     does: "records or decodes the radio signals around, others' among them",
