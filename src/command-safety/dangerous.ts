@@ -498,7 +498,7 @@ function flagOpaque(prog: string, args: Word[], st: State, runAs: string): void 
   )
     danger(st, `gives ${prog} arguments from its input through xargs, unseen by the checker`);
   for (const a of args)
-    if (classify(a, st).cls === 'home' && !isReadOnly(prog) && !((prog === '.' || prog === 'source') && setsUpLoginEnvironment(a.text)))
+    if (!isReadOnly(prog) && classify(a, st).cls === 'home' && !((prog === '.' || prog === 'source') && setsUpLoginEnvironment(a.text)))
       danger(st, `touches the home directory (${a.text})`);
 }
 
