@@ -563,6 +563,10 @@
 // which asked one batch of eight at its start, the thousand-one-hundred-and-twenty-third to thirtieth, held out whole:
 // 63.81% / 2.35% together when each came (the start's rules gave the same, and so did the session's end), from 35.90%
 // (chat bots and token grabbers) to 81.82% (genomics pipelines) by theme.
+// Those eight held out were tuned on in the next session (63.81% / 2.35% at its start, 81.27% / 2.35% at its end),
+// which asked one batch of eight at its start, the thousand-one-hundred-and-thirty-first to thirty-eighth, held out
+// whole: 82.67% / 8.07% together when each came (the start's rules gave the same, and so did the session's end), from
+// 68.97% (search servers) to 95.08% (forums) by theme.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask] [--sources]
