@@ -1436,27 +1436,9 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
 const familiesOf: (tool: string, prog: string) => readonly NamedFamily[] = (() => {
   const joinable = (f: NamedFamily) => f.tools instanceof RegExp && !f.asWritten && !/\\\d|\(\?</.test(f.tools.source) && !f.tools.flags.replace('i', '');
   const apart = NAMED_FAMILIES.filter((f) => !joinable(f));
-  // A pattern with one branch that starts at the name's start joins the others like it under one `^`, so the joined
-  // pattern is tried at the start alone rather than at every letter.
-  const startAnchored = (source: string) => {
-    let depth = 0;
-    let inClass = false;
-    for (let k = 0; k < source.length; k++) {
-      const c = source[k];
-      if (c === '\\') k++;
-      else if (inClass) inClass = c !== ']';
-      else if (c === '[') inClass = true;
-      else if (c === '(') depth++;
-      else if (c === ')') depth--;
-      else if (c === '|' && depth === 0) return false;
-    }
-    return source.startsWith('^');
-  };
   const joined = ['', 'i'].flatMap((flags) => {
-    const members = NAMED_FAMILIES.filter((f) => joinable(f) && (f.tools as RegExp).flags === flags).map((f) => (f.tools as RegExp).source);
-    const anchored = members.filter(startAnchored).map((source) => `(?:${source.slice(1)})`);
-    const loose = members.filter((source) => !startAnchored(source)).map((source) => `(?:${source})`);
-    return [anchored.length ? `^(?:${anchored.join('|')})` : '', loose.join('|')].filter(Boolean).map((source) => new RegExp(source, flags));
+    const members = NAMED_FAMILIES.filter((f) => joinable(f) && (f.tools as RegExp).flags === flags);
+    return members.length ? [new RegExp(members.map((f) => `(?:${(f.tools as RegExp).source})`).join('|'), flags)] : [];
   });
   return (tool, prog) => {
     if (!joined.some((any) => any.test(tool))) return apart.filter((f) => f.tools.test(f.asWritten ? prog : tool));
