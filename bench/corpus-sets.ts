@@ -6,7 +6,7 @@
  * are found by name; these are the ones held out, their misses printed only with `--list-held-out`. A set
  * read and tuned on leaves this list, and its part is named `…-tuning` from then on.
  */
-export const HELD_OUT = new Set<number>([1131, 1132, 1133, 1134, 1135, 1136, 1137, 1138]);
+export const HELD_OUT = new Set<number>([1139, 1140, 1141, 1142, 1143, 1144, 1145, 1146]);
 
 const ONES = ['', ...'one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen'.split(' ')];
 const ONES_ORDINAL = [
