@@ -163,6 +163,8 @@ export const PATH_WORDS: Record<Exclude<PathClass, 'inside'>, string> = {
 const SAFE_DEVICES = /^\/dev\/(null|zero|stdout|stderr|stdin|tty|full|random|urandom|fd\/\d+)$/;
 /** The shared temporary directories; on macOS /tmp and /var/tmp are links into /private. */
 export const TEMP_DIRS = /^\/(private\/)?(tmp|var\/tmp)(\/|$)/;
+/** A hidden data file straight under the temporary directory, as it reads with that directory taken off (`/.sprockets-manifest.json`). */
+const HIDDEN_DATA_FILE = /^\/\.[\w.-]+\.(json|ya?ml|txt|log|csv|xml|html?|md|toml|ini)$/;
 /**
  * A path the text names under a temporary directory (`/tmp/build`, `/var/tmp/x.log`): written there
  * freely, so removed or moved away freely too (the sticky bit keeps other users' files there theirs). The
@@ -494,7 +496,9 @@ export function checkWriteTarget(target: Word, st: State, what: string): void {
   if (c.abs && TEMP_DIRS.test(c.abs)) {
     // A hidden name in the shared temporary directory (`/var/tmp/.system/x`) is where a file is put not to be
     // seen; the display servers' socket directories (`/tmp/.X11-unix`) are the system's own.
-    if (/\/\.(?!(X11|ICE|font|XIM|Test)-unix(\/|$))[^./][^/]*/.test(c.abs.replace(/^\/(private\/)?(var\/)?tmp/, '')))
+    // A hidden data file straight under it (`/tmp/.sprockets-manifest.json`) is a build's scratch copy, nothing run.
+    const inTemp = c.abs.replace(/^\/(private\/)?(var\/)?tmp/, '');
+    if (/\/\.(?!(X11|ICE|font|XIM|Test)-unix(\/|$))[^./][^/]*/.test(inTemp) && !HIDDEN_DATA_FILE.test(inTemp))
       return danger(st, `${what} ${t}, a hidden place in the shared temporary directory, where files are put not to be seen`);
     // A file in the shared temporary directory named as a system program (`/tmp/ls`, `/tmp/tar`) is the
     // step of a search-path hijack: a privileged script run with /tmp first on its PATH runs it instead.

@@ -7933,3 +7933,37 @@ describe('checkCommand on the sets read: patches to the toolchain, floods by nam
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on the sets read: vulnerabilities by number, targets from scan engines, forensic traces, web-socket relays', () => {
+  it.each([
+    // A jar or a script given a vulnerability's number and a server; a scanner told to leave a number out.
+    ['java -jar CVE-2022-26134.jar pass key', true, 'exploit'],
+    ['python test.py -t http://target-solr:8983/ -v CVE-2019-17558 -cmd "id"', true, 'named vulnerability'],
+    ['trivy image --ignore CVE-2021-1234 alpine', false],
+    ['echo CVE-2021-1234 http://example.com', false],
+    ['python3 vulmap.py -f list.txt', true, 'web server'],
+    // Targets drawn from an internet-wide scan's search engine.
+    ['python3 scan.py --fofa app=Apache-Shiro', true, 'search engine'],
+    ['./hunter --shodan "product:nginx"', true, 'search engine'],
+    // The traces forensics reads, cleaned; a build's own clean.
+    ['sofinco clean --eventlog', true, 'forensics'],
+    ['./cleaner wipe --prefetch --shellbags', true, 'forensics'],
+    ['sofinco process --kill --detect-forensic', true, 'forensic'],
+    ['make clean', false],
+    ['cargo clean --release', false],
+    // websockify answering on every interface, or on this machine only.
+    ['websockify --web=/usr/share/novnc 6081 localhost:5900', true, 'every network interface'],
+    ['websockify --web=/usr/share/novnc "${WEB_PORT:-6081}" localhost:"${VNC_PORT:-5900}"', true, 'every network interface'],
+    ['websockify 127.0.0.1:6081 localhost:5900', false],
+    // MacPorts' choices listed; a hidden data file straight under /tmp; a configuration file named by its option.
+    ['port select --list python', false],
+    ['port select --set python python311', true, 'MacPorts'],
+    ['yq . a.json | tee /tmp/.sprockets-manifest.json', false],
+    ['cp payload /tmp/.x.sh', true, 'hidden place'],
+    ['gnss-sdr --config_file=/path/to/my_receiver.conf', false],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

@@ -217,9 +217,10 @@ const java: Rule = (c) => {
     return versionOnly(c);
   }
   const rest = c.args.slice(j + 2);
-  // A jar named for an exploit or for JNDI injection (`JNDIExploit.jar`, `JNDI-Injection-Exploit-1.0-all.jar`, `jndi-utils-1.0.jar`)
-  // serves the class or gadget chain its victim loads, or sends it.
-  if (/(exploit|jndi)[^/]*\.jar$/i.test(jar.text) && !onlyAsksAbout(rest)) danger(c.st, `runs an exploit, or serves a JNDI injection's payload (${jar.text})`);
+  // A jar named for an exploit, a vulnerability's number or JNDI injection (`JNDIExploit.jar`, `CVE-2022-26134.jar`,
+  // `JNDI-Injection-Exploit-1.0-all.jar`, `jndi-utils-1.0.jar`) serves the class or gadget chain its victim loads, or sends it.
+  if (/(exploit|jndi|cve[-_]\d{4}[-_]\d{4,})[^/]*\.jar$/i.test(jar.text) && !onlyAsksAbout(rest))
+    danger(c.st, `runs an exploit, or serves a JNDI injection's payload (${jar.text})`);
   if (GAME_SERVER_JAR.test(jar.text.replace(/^.*\//, '')) && !onlyAsksAbout(rest))
     danger(c.st, `starts a server that listens on every network interface (${jar.text})`);
   judgeScript(c.prog, jar, rest, c.st);

@@ -183,7 +183,9 @@ const mas = verbs(
 );
 const PORT_READS =
   /^(search|installed|info|outdated|deps|rdeps|dependents|rdependents|contents|provides|list|echo|variants|version|help|usage|location|notes|cat|dir|file|url|gohome|logfile|lint|platform|diagnose|log|work|distcheck|livecheck|mirror|fetch|checksum|extract|patch|configure|build|test|destroot|space)$/;
-const port = verbs(PORT_READS, "changes the machine's installed packages (MacPorts)");
+const portVerbs = verbs(PORT_READS, "changes the machine's installed packages (MacPorts)");
+// `port select --list python` shows the versions to choose from, and `--show` the one chosen; `--set` chooses.
+const port: Rule = (c) => (c.args[0]?.text === 'select' && c.args.some((a) => /^--(list|show|summary)$/.test(a.text)) ? undefined : portVerbs(c));
 const kmutil = verbs(
   /^(find|log|inspect|check|showloaded|print-diagnostics|libraries|dumpstate|help|emit-macho|print-boot-collection)$/,
   'loads, unloads or rebuilds kernel extensions',

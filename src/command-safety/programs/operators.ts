@@ -6,7 +6,7 @@
 // production database, and attack frameworks run to attack.
 import type { Word } from '../shell-lex.js';
 import { checkWriteTarget, classify, danger, hasFlag, onlyAsksAbout, operands, optionValue, THIS_MACHINE_ADDRESS, type State } from '../state.js';
-import { aimedOnlyAtThisMachine, contractFuzzerRun, OTHER_HOST_URL } from './unknown.js';
+import { addressGiven, aimedOnlyAtThisMachine, contractFuzzerRun, OTHER_HOST_URL } from './unknown.js';
 
 /**
  * Crackers and login guessers (and John's unshadow, which joins the hashes it cracks to their accounts):
@@ -28,12 +28,12 @@ const CRACKERS =
  * NoSQL-injection scanners (dalfox, nosqli, NoSQLMap), cache-poisoning, request-smuggling and 403-bypass
  * probes (wcvs, h2csmuggler, smuggler, byp4xx, nomore403), CRLF-injection fuzzers (crlfuzz), firewall fingerprinters (wafw00f) and exploiters of a
  * server's misconfiguration (nginxpwner, shortscan), a shop's scanner for its known holes (magescan) and
- * template-injection exploiters (SSTImap, tplmap), cross-site scripting, open-redirect and CORS scanners (XSStrike, xssforge, redirx, CORScanner), a forum's vulnerability scanner (discoursemap), and the recon crawlers that map a target's every URL and script for them (gospider, hakrawler, subjs):
+ * template-injection exploiters (SSTImap, tplmap), cross-site scripting, open-redirect and CORS scanners (XSStrike, xssforge, redirx, CORScanner), a forum's vulnerability scanner (discoursemap), a scanner and exploiter of known web vulnerabilities (vulmap), and the recon crawlers that map a target's every URL and script for them (gospider, hakrawler, subjs):
  * made to probe or attack a web server (its paths,
  * logins, plug-ins, parameters), so any run but help or the version is an attack on a host.
  */
 const WEB_ATTACK_TOOLS =
-  /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike|xssforge|redirx|skipfish|wapiti|arachni|cewl|eyewitness|aquatone|gowitness|log4j-scan|dalfox|nosqli|nosqlmap|wcvs|wafw00f|byp4xx|shortscan|bypass-403(\.sh)?|h2csmuggler(\.py)?|smuggler(\.py)?|nginxpwner(\.py)?|magescan(\.phar)?|sstimap(\.py)?|tplmap(\.py)?|gospider|hakrawler|jaeles|nosqli-scan|airixss|nomore403|crlfuzz|discoursemap|crawlergo|loxs(\.py)?|katana|ssrfuzz|corscanner|subjs)$/;
+  /^(wpscan|wfuzz|ffuf|gobuster|dirb|dirbuster|feroxbuster|dirsearch|sqlmap|nikto|nuclei|commix|joomscan|droopescan|xsstrike|xssforge|redirx|skipfish|wapiti|arachni|cewl|eyewitness|aquatone|gowitness|log4j-scan|dalfox|nosqli|nosqlmap|wcvs|wafw00f|byp4xx|shortscan|bypass-403(\.sh)?|h2csmuggler(\.py)?|smuggler(\.py)?|nginxpwner(\.py)?|magescan(\.phar)?|sstimap(\.py)?|tplmap(\.py)?|gospider|hakrawler|jaeles|nosqli-scan|airixss|nomore403|crlfuzz|discoursemap|crawlergo|loxs(\.py)?|katana|ssrfuzz|corscanner|subjs|vulmap)$/;
 /**
  * GraphQL's and APIs' attack tools: they fingerprint an API's server, recover its schema with
  * introspection off, brute force its queries' arguments or logins, or guess its hidden parameters
@@ -503,6 +503,16 @@ function tunnels(named: string, args: Word[], st: State): void {
     const k = args.findIndex((a) => /^--listen(=|$)/.test(a.text));
     const listen = k < 0 ? undefined : optionValue(args, k);
     if (!listen || !THIS_MACHINE_ADDRESS.test(listen.replace(/:\d+$/, ''))) danger(st, `serves a desktop to browsers on every interface (${prog})`);
+  }
+  // websockify relays a browser's web socket to a local TCP service (`websockify 6081 localhost:5900`, a VNC server's port):
+  // its first address, with no host or every interface's, answers on every interface, handing that service to the network.
+  if (prog === 'websockify' && !onlyAsksAbout(args)) {
+    const listen = args
+      .filter((a, k) => !/^--[^=]+$/.test(args[k - 1]?.text ?? ''))
+      .map((a) => /^(?:(\S*):)?(\d+|\$\{?\w+(?::-\d+)?\}?)$/.exec(a.text))
+      .find((m) => m !== null);
+    if (listen && (listen[1] === undefined || EVERY_INTERFACE.test(listen[1])))
+      danger(st, `relays a local service to every network interface (${prog} ${listen[0]})`);
   }
   // NATS' server listens on every interface unless given an address (`nats-server -a 127.0.0.1`): a broker for the whole network.
   if (prog === 'nats-server' && !onlyAsksAbout(args)) {
@@ -1476,7 +1486,34 @@ export function attackToolChecks(name: string, args: Word[], st: State): void {
   if (PWN_SCRIPT.test(name.replace(/^.*\//, '')) && !onlyAsksAbout(args) && !rehearses && !listsModules) danger(st, `runs an exploit script (${name})`);
   const plugin = MEMORY_FORENSICS.test(tool) ? args.find((a) => CREDENTIAL_PLUGIN.test(a.text)) : undefined;
   if (plugin) danger(st, `extracts password hashes or logins from a memory image (${name} ${plugin.text})`);
+  // What follows reads a run's words; printed (`echo CVE-… http://…`), they run nothing.
+  if (rehearses || onlyAsksAbout(args) || /^(echo|printf)$/.test(tool)) return;
+  // A vulnerability named by its CVE number and aimed at a server (`-v CVE-2019-17558 -t http://solr:8983/`) is its exploit or
+  // its probe, run there; a number given to be left out of a report (`--ignore CVE-…`) names nothing run.
+  const cve = args.find(
+    (a, k) =>
+      CVE_ID.test(a.text.replace(/^--?[\w-]+=/, '')) &&
+      !/ignore|exclude|skip|allow|suppress|accept/i.test(a.text.startsWith('-') ? a.text : (args[k - 1]?.text ?? '')),
+  );
+  const target = cve && (addressGiven(args) ?? args.find((a) => SERVICE_URL.test(a.text.replace(/^--?[\w-]+=/, '')))?.text);
+  if (target) danger(st, `aims a named vulnerability's exploit or check at a server (${name} ${cve.text} ${target})`);
+  // Targets drawn from an internet-wide scan's search engine (`--fofa app=Apache-Shiro`, `--shodan`) are whoever runs what it found.
+  const engine = args.find((a) => TARGET_SEARCH_ENGINE.test(a.text));
+  if (engine) danger(st, `aims at every machine an internet-wide scan's search engine finds (${name} ${engine.text})`);
+  // Told to clean the traces forensics reads (`clean --eventlog`, `--prefetch`, `--shellbags`), or to look out for forensic tools.
+  const trace = args.find((a) => /^--[\w-]*forensic/.test(a.text) || (FORENSIC_TRACE.test(a.text) && TRACE_ERASING_VERB.test(operands(args)[0]?.text ?? '')));
+  if (trace) danger(st, `erases the traces forensics reads, or hides from forensic tools (${name} ${trace.text})`);
 }
+
+const CVE_ID = /^CVE-\d{4}-\d{4,}$/i;
+/** A server's address with its scheme, on this machine or any other (`http://target-solr:8983/`). */
+const SERVICE_URL = /^(https?|wss?|tcp|udp|ldap|rmi):\/\/[\w.-]+/i;
+/** The search engines of internet-wide scans, given as where a tool's targets come from (FOFA, Shodan, ZoomEye, Censys, Hunter, Quake). */
+const TARGET_SEARCH_ENGINE = /^--?(fofa|shodan|zoomeye|censys|hunter|quake)(-query|-search)?(=|$)/i;
+const TRACE_ERASING_VERB = /^(clean|clear|wipe|purge|scrub|erase|shred|remove)$/;
+/** What forensics reads of a machine's past: event logs, Windows' execution records, file-system journals, login records, recent files. */
+const FORENSIC_TRACE =
+  /^--(event-?logs?|prefetch|shellbags|shimcache|amcache|usn(-?journal)?|sysmon|timestamps|thumbnails|jump-?lists|recent|wtmp|utmp|btmp|lastlog|(bash|shell)-history)$/;
 
 const CONTAINER_CLIENTS = /^(docker|podman|nerdctl|finch)$/;
 /**

@@ -546,6 +546,9 @@ const assignedAddress = (value: string) => {
   return address % 2 ** (32 - Number(m[5])) !== 0;
 };
 
+/** An option naming the configuration file a program reads (`--config`, `--config_file`, `--conf`). */
+const CONFIG_OPTION = /^--(config|conf|config[-_]file|config[-_]path|configfile)$/;
+
 /** The first word of `args`, an operand or an option's value, that is another machine's address. */
 export function addressGiven(args: readonly Word[]): string | undefined {
   for (const [k, a] of args.entries()) {
@@ -788,7 +791,7 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
       const optionValue = /^(-L|-I|-isystem|--sysroot|--library-path|--include-dir)$/.test(previous);
       const installed = (t.startsWith('-') || optionValue || namesInstallPrefix(prog, previous)) && c.abs !== undefined && INSTALLED.test(c.abs);
       // A configuration file named by its option (`behat --config /var/www/behat.yml`) is read, not written; one in the home is the user's.
-      const configRead = c.cls === 'outside' && (/^--(config|config-file|conf)$/.test(previous) || /^--(config|config-file|conf)=/.test(t));
+      const configRead = c.cls === 'outside' && (CONFIG_OPTION.test(previous) || CONFIG_OPTION.test(t.replace(/=.*/, '')));
       if (
         (c.cls === 'outside' || c.cls === 'home' || c.cls === 'root') &&
         !(c.abs && (HARMLESS_PLACE.test(c.abs) || TEMP_DIRS.test(c.abs))) &&
