@@ -1505,7 +1505,8 @@ export function attackToolChecks(name: string, args: Word[], st: State): void {
   if (trace) danger(st, `erases the traces forensics reads, or hides from forensic tools (${name} ${trace.text})`);
 }
 
-const CVE_ID = /^CVE-\d{4}-\d{4,}$/i;
+/** A vulnerability's number as advisories write it; a directory named for one (`git clone … cve-2023-46604`) is a name. */
+const CVE_ID = /^CVE-\d{4}-\d{4,}$/;
 /** A server's address with its scheme, on this machine or any other (`http://target-solr:8983/`). */
 const SERVICE_URL = /^(https?|wss?|tcp|udp|ldap|rmi):\/\/[\w.-]+/i;
 /** The search engines of internet-wide scans, given as where a tool's targets come from (FOFA, Shodan, ZoomEye, Censys, Hunter, Quake). */
