@@ -1509,30 +1509,31 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
     return;
   }
   st.xargs = false;
-  const prose = VCS.has(base(words[0]));
-  const listsNames = LISTS_NAMES.test(base(words[0])) || (base(words[0]) === 'find' && !words.some((w) => FIND_ACTS.test(w.text)));
+  const first = base(words[0]);
+  const prose = VCS.has(first);
+  const listsNames = LISTS_NAMES.test(first) || (first === 'find' && !words.some((w) => FIND_ACTS.test(w.text)));
   const pattern = searchPattern(words);
   const disk = words.slice(1).find((w) => DISK_DEVICE.test(w.text));
-  if (disk && !DISK_METADATA.test(base(words[0]))) danger(st, `reads or writes a disk raw (${words[0]!.text} ${disk.text})`);
-  const namedDisk = DISK_WRITERS.test(base(words[0])) ? words.slice(1).find((w) => DISK_NAMED.test(w.text.replace(/^(of|if)=/, ''))) : undefined;
+  if (disk && !DISK_METADATA.test(first)) danger(st, `reads or writes a disk raw (${words[0]!.text} ${disk.text})`);
+  const namedDisk = DISK_WRITERS.test(first) ? words.slice(1).find((w) => DISK_NAMED.test(w.text.replace(/^(of|if)=/, ''))) : undefined;
   if (namedDisk) danger(st, `writes or formats the disk a variable or placeholder names (${words[0]!.text} ${namedDisk.text})`);
-  const runtime = CONTAINER_RUNTIMES.has(base(words[0]));
+  const runtime = CONTAINER_RUNTIMES.has(first);
   // echo's and printf's words are text printed, not places opened (`echo "/dev/kmem not accessible"`,
   // `echo "adding $USER to /etc/sudoers"`): only a credential variable they expand shows a secret,
   // unless a pipe hands them to the next command (`echo /etc/shadow | xargs cat`).
-  const printsText = /^(echo|printf)$/.test(base(words[0])) && !FEEDS_NEXT.has(cmd);
+  const printsText = /^(echo|printf)$/.test(first) && !FEEDS_NEXT.has(cmd);
   // The null command discards its words: `: ${PASSWORD:=${PGPASSWORD:-odoo}}` only gives a default.
   const discards = words[0]?.text === ':' && !FEEDS_NEXT.has(cmd);
   // The words after a new container's image are its command's, paths of its own files: a home there
   // (`/root/firmware`) is the fresh container's. A running container's (`exec`) holds what was put there.
   const containerWords = runtime && !words.some((w) => w.text === 'exec') ? containerImageIndex(words.slice(1)) + 2 : 0;
   // A test of whether a variable is empty (`[ -z "$NPM_TOKEN" ]`) shows nothing of its value.
-  const testsEmptiness = /^(\[|\[\[|test)$/.test(base(words[0]));
+  const testsEmptiness = /^(\[|\[\[|test)$/.test(first);
   // sed's substitution (`s#"cwd": "/"#"cwd": "/proc/self/fd/7"#g`) edits text: a path in it is text, not a place opened.
-  const edits = /^g?sed$/.test(base(words[0]));
+  const edits = /^g?sed$/.test(first);
   // A directory made or given its modes in the project (`mkdir -p .ddev/homeadditions/.ssh`, `chmod 600 .ddev/…/.ssh/*`)
   // opens no secret: what it will hold is the project's, and reading it later is judged then.
-  const shapesPlace = /^(mkdir|chmod)$/.test(base(words[0]));
+  const shapesPlace = /^(mkdir|chmod)$/.test(first);
   words.forEach((w, k) => {
     if (shapesPlace && k > 0 && !w.expands && /^(\.\/)?[\w.-]+\//.test(w.text) && !/(^|\/)\.\.(\/|$)/.test(w.text)) return;
     if (testsEmptiness && /^-[zn]$/.test(words[k - 1]?.text ?? '') && w.nested.length === 0) return;
@@ -1547,12 +1548,12 @@ function analyzeCommand(cmd: SimpleCommand, st: State, prev: SimpleCommand[], lo
   });
   // A CI workflow's secret written into the command (`--token ${{ secrets.NPM_TOKEN }}`): the runner puts the
   // secret's value there before the shell sees it, and the command hands it on.
-  const ciSecret = CI_SECRET.exec(words.map((w) => w.text).join(' '));
+  const ciSecret = words.some((w) => w.text.includes('${{')) ? CI_SECRET.exec(words.map((w) => w.text).join(' ')) : null;
   if (ciSecret) danger(st, `hands a CI secret to the command (${ciSecret[0]})`);
   // A cluster's secrets asked of its API by their path (`$APISERVER/api/v1/namespaces/vault/secrets`), whatever client asks.
   const clusterSecrets = words.find((w) => /\/api\/v1\/(namespaces\/[^/\s]+\/)?secrets(\/|\?|"?$)/.test(w.text));
   if (clusterSecrets) danger(st, `reads a cluster's secrets through its API (${clusterSecrets.text})`);
-  checkAssignments(base(words[0]) === 'export' ? words.slice(1) : words, st, base(words[0]) === 'alias');
+  checkAssignments(first === 'export' ? words.slice(1) : words, st, first === 'alias');
   // Leading assignments (`x=$(ls)`, `V=1 make`) set variables; what their substitutions run was judged above.
   const env: string[] = [];
   const assignments: Word[] = [];

@@ -197,7 +197,12 @@ export const dangerUnlessOnlyAsked =
  * A program's name without its directory. A Windows program run from the current directory
  * (`.\devcon.exe`) reaches the lexer as `.devcon.exe`, the backslash taken for an escape: its name is `devcon.exe`.
  */
-export const base = (w: Word | undefined) => (w ? path.basename(w.text).replace(/^\.(?=[A-Za-z][\w-]*\.(exe|bat|cmd|com|ps1)$)/i, '') : '');
+export const base = (w: Word | undefined) => {
+  if (!w) return '';
+  // Most words are a bare name already (`git`, `npm`): no directory to take off and no leading dot.
+  if (!w.text.includes('/') && !w.text.startsWith('.')) return w.text;
+  return path.basename(w.text).replace(/^\.(?=[A-Za-z][\w-]*\.(exe|bat|cmd|com|ps1)$)/i, '');
+};
 
 function isUnder(root: string, p: string): boolean {
   const rel = path.relative(root, p);

@@ -1010,6 +1010,13 @@ const CODE_NAMES = [...SHELLS, ...INTERPRETERS, ...Object.keys(INLINE_CODE).filt
  * at the argument's start; after a blank only as an absolute path (`ProxyCommand /bin/sh -i`).
  */
 const CODE_START = new RegExp(String.raw`(^|[=!({|;&\`'",:]\s*|\s)((?:/[\w.+-]+)*/)?(${CODE_NAMES})(?:\d+(?:\.\d+)*)?(?=$|[\s;&|)}'"\`#<>])`, 'g');
+/**
+ * Whether a word holds one of CODE_START's names as a piece of its own between the characters that can stand around
+ * one: a cheap test that passes every word CODE_START can match, so most words skip its scan.
+ */
+const CODE_NAME_SET = new Set([...SHELLS, ...INTERPRETERS, ...Object.keys(INLINE_CODE).filter((n) => n.length > 2)]);
+const mayNameCode = (text: string) =>
+  text.split(/[\s=!({|;&`'",:/)}#<>]+/).some((piece) => CODE_NAME_SET.has(piece) || CODE_NAME_SET.has(piece.replace(/\d+(?:\.\d+)*$/, '')));
 const FORM_FIELDS = /^[\w.[\]%-]+=[\w.%+,:/@-]*(?:&[\w.[\]%-]+=[\w.%+,:/@-]*)+$/;
 const CLOSER: Record<string, string> = { '(': ')', '{': '}', '"': '"', "'": "'", '`': '`' };
 const CODE_OPTION = /^(-[a-zA-Z]*[ecxE]|--(eval|exec|execute|command|code|script|expr|expression|run))(=|$)/;
@@ -1042,15 +1049,17 @@ export function handoffPayloads(prog: string, args: Word[], input: Word[], known
     if (k >= 0 && i >= k && i < args.length) continue;
     // A form's or a query's fields (`query=python&type=tutorial`): values a request sends, the `&` between them no shell's.
     if (FORM_FIELDS.test(a.text)) continue;
-    const start = [...a.text.matchAll(CODE_START)].find((m) => {
-      // A blank alone before the name counts only for an absolute path; a bare name alone (`--lang=bash`) is a language.
-      if (m[1]!.trim() === '' && (known || (m[1] !== '' && !m[2]))) return false;
-      const rest = /^\s*\S/.test(a.text.slice(m.index + m[0].length));
-      // The shell or interpreter a setting names (`CONFIG_SHELL=/bin/bash`, `--shell=/bin/zsh`,
-      // `--python=/usr/bin/python3`, `-DPython_EXECUTABLE=/usr/bin/python3`, gn's `--script-executable=`) runs the program's own scripts.
-      if (!rest && m[1]!.startsWith('=') && /(shell|python|interpreter|executable)$/i.test(a.text.slice(0, m.index))) return false;
-      return m[2] !== undefined || rest || /[!({|;&`]/.test(m[1]!);
-    });
+    const start = !mayNameCode(a.text)
+      ? undefined
+      : [...a.text.matchAll(CODE_START)].find((m) => {
+          // A blank alone before the name counts only for an absolute path; a bare name alone (`--lang=bash`) is a language.
+          if (m[1]!.trim() === '' && (known || (m[1] !== '' && !m[2]))) return false;
+          const rest = /^\s*\S/.test(a.text.slice(m.index + m[0].length));
+          // The shell or interpreter a setting names (`CONFIG_SHELL=/bin/bash`, `--shell=/bin/zsh`,
+          // `--python=/usr/bin/python3`, `-DPython_EXECUTABLE=/usr/bin/python3`, gn's `--script-executable=`) runs the program's own scripts.
+          if (!rest && m[1]!.startsWith('=') && /(shell|python|interpreter|executable)$/i.test(a.text.slice(0, m.index))) return false;
+          return m[2] !== undefined || rest || /[!({|;&`]/.test(m[1]!);
+        });
     if (start) {
       const lead = start[1]!.trim().slice(-1);
       const from = start.index + start[1]!.length;

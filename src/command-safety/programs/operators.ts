@@ -393,17 +393,23 @@ const CREDENTIAL_DUMPERS =
  * The tool a program or a script stands for: its name in lower case without a script's extension
  * (`PetitPotam.py`, `reconftw.sh`, `ssh2john.py`), as the attack tools are cloned and run by their scripts.
  */
-const toolName = (name: string) =>
-  name
-    .toLowerCase()
-    // Windows' builds name their bitness after the program (`hashcat64.exe`, `nc64.exe`).
-    .replace(/(?<=[a-z]{3})(?<!x)(64|32)\.exe$/, '')
-    .replace(/\.(py|pl|rb|sh|ps1|exe|jar|php|js|bin|elf)$/, '')
-    // A built program's extension is no part of its name either (`lin_implant.bin`, `agent.elf`).
-    // A Go tool's release binary keeps its platform in its name (`kerbrute_linux_amd64`, `chisel_darwin_arm64`).
-    .replace(/[_-](linux|darwin|windows|freebsd|openbsd|netbsd)[_-](amd64|386|arm64|armv?\d*|x86_64|x64|i386)$/, '')
-    // A package's module of its own name, run with `python -m` (`S3Scanner.s3scanner`), is the package's program.
-    .replace(/^([\w-]+)\.\1$/, '$1');
+const toolName = (name: string) => {
+  const lower = name.toLowerCase();
+  // A name without a dot (most are) has no extension to take off: only its platform suffix.
+  if (!lower.includes('.')) return lower.replace(PLATFORM_SUFFIX, '');
+  return (
+    lower
+      // Windows' builds name their bitness after the program (`hashcat64.exe`, `nc64.exe`).
+      .replace(/(?<=[a-z]{3})(?<!x)(64|32)\.exe$/, '')
+      .replace(/\.(py|pl|rb|sh|ps1|exe|jar|php|js|bin|elf)$/, '')
+      // A built program's extension is no part of its name either (`lin_implant.bin`, `agent.elf`).
+      .replace(PLATFORM_SUFFIX, '')
+      // A package's module of its own name, run with `python -m` (`S3Scanner.s3scanner`), is the package's program.
+      .replace(/^([\w-]+)\.\1$/, '$1')
+  );
+};
+/** A Go tool's release binary keeps its platform in its name (`kerbrute_linux_amd64`, `chisel_darwin_arm64`). */
+const PLATFORM_SUFFIX = /[_-](linux|darwin|windows|freebsd|openbsd|netbsd)[_-](amd64|386|arm64|armv?\d*|x86_64|x64|i386)$/;
 
 /** The host of a proxy's address (`socks5h://198.51.100.9:1080`, `198.51.100.6:1080`, `user@host:port`). */
 const proxyHost = (v: string) =>
@@ -1486,22 +1492,29 @@ export function attackToolChecks(name: string, args: Word[], st: State): void {
   if (PWN_SCRIPT.test(name.replace(/^.*\//, '')) && !onlyAsksAbout(args) && !rehearses && !listsModules) danger(st, `runs an exploit script (${name})`);
   const plugin = MEMORY_FORENSICS.test(tool) ? args.find((a) => CREDENTIAL_PLUGIN.test(a.text)) : undefined;
   if (plugin) danger(st, `extracts password hashes or logins from a memory image (${name} ${plugin.text})`);
-  // What follows reads a run's words; printed (`echo CVE-… http://…`), they run nothing.
-  if (rehearses || onlyAsksAbout(args) || /^(echo|printf)$/.test(tool)) return;
   // A vulnerability named by its CVE number and aimed at a server (`-v CVE-2019-17558 -t http://solr:8983/`) is its exploit or
-  // its probe, run there; a number given to be left out of a report (`--ignore CVE-…`) names nothing run.
-  const cve = args.find(
-    (a, k) =>
-      CVE_ID.test(a.text.replace(/^--?[\w-]+=/, '')) &&
-      !/ignore|exclude|skip|allow|suppress|accept/i.test(a.text.startsWith('-') ? a.text : (args[k - 1]?.text ?? '')),
-  );
+  // its probe, run there; a number given to be left out of a report (`--ignore CVE-…`) names nothing run. Targets drawn from
+  // an internet-wide scan's search engine (`--fofa app=Apache-Shiro`, `--shodan`) are whoever runs what it found. Told to
+  // clean the traces forensics reads (`clean --eventlog`, `--prefetch`, `--shellbags`), or to look out for forensic tools,
+  // a run hides what ran. One pass over the words finds all three; most runs have none.
+  let cve: Word | undefined;
+  let engine: Word | undefined;
+  let trace: Word | undefined;
+  for (const [k, a] of args.entries()) {
+    const t = a.text;
+    if (t.includes('CVE-')) {
+      if (CVE_ID.test(t.replace(/^--?[\w-]+=/, '')) && !/ignore|exclude|skip|allow|suppress|accept/i.test(t.startsWith('-') ? t : (args[k - 1]?.text ?? '')))
+        cve ??= a;
+    } else if (t.startsWith('-')) {
+      if (TARGET_SEARCH_ENGINE.test(t)) engine ??= a;
+      else if (/^--[\w-]*forensic/.test(t) || (FORENSIC_TRACE.test(t) && TRACE_ERASING_VERB.test(operands(args)[0]?.text ?? ''))) trace ??= a;
+    }
+  }
+  // Printed (`echo CVE-… http://…`), rehearsed or asked about, they run nothing.
+  if ((!cve && !engine && !trace) || rehearses || onlyAsksAbout(args) || /^(echo|printf)$/.test(tool)) return;
   const target = cve && (addressGiven(args) ?? args.find((a) => SERVICE_URL.test(a.text.replace(/^--?[\w-]+=/, '')))?.text);
-  if (target) danger(st, `aims a named vulnerability's exploit or check at a server (${name} ${cve.text} ${target})`);
-  // Targets drawn from an internet-wide scan's search engine (`--fofa app=Apache-Shiro`, `--shodan`) are whoever runs what it found.
-  const engine = args.find((a) => TARGET_SEARCH_ENGINE.test(a.text));
+  if (target) danger(st, `aims a named vulnerability's exploit or check at a server (${name} ${cve!.text} ${target})`);
   if (engine) danger(st, `aims at every machine an internet-wide scan's search engine finds (${name} ${engine.text})`);
-  // Told to clean the traces forensics reads (`clean --eventlog`, `--prefetch`, `--shellbags`), or to look out for forensic tools.
-  const trace = args.find((a) => /^--[\w-]*forensic/.test(a.text) || (FORENSIC_TRACE.test(a.text) && TRACE_ERASING_VERB.test(operands(args)[0]?.text ?? '')));
   if (trace) danger(st, `erases the traces forensics reads, or hides from forensic tools (${name} ${trace.text})`);
 }
 
