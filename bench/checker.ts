@@ -567,6 +567,10 @@
 // which asked one batch of eight at its start, the thousand-one-hundred-and-thirty-first to thirty-eighth, held out
 // whole: 82.67% / 8.07% together when each came (the start's rules gave the same, and so did the session's end), from
 // 68.97% (search servers) to 95.08% (forums) by theme.
+// Those eight held out were tuned on in the next session (82.67% / 8.07% at its start, 87.38% / 7.50% at its end),
+// which asked one batch of eight at its start, the thousand-one-hundred-and-thirty-ninth to forty-sixth, held out
+// whole: 78.27% / 2.77% together when each came (the start's rules gave the same, and so did the session's end), from
+// 41.67% (electronics design and hardware glitching) to 96.55% (host firewalls) by theme.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask] [--sources]
