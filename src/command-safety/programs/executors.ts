@@ -1000,7 +1000,9 @@ function runsCodeByName(name: string): boolean {
   return SHELLS.has(n) || INTERPRETERS.has(n) || /^(python|perl|ruby|php|lua)\d+(\.\d+)*$/.test(n) || (n.length > 2 && Object.hasOwn(INLINE_CODE, n));
 }
 
-const CODE_NAMES = [...SHELLS, ...INTERPRETERS, ...Object.keys(INLINE_CODE).filter((n) => n.length > 2)]
+/** The shells and interpreters whose name, inside an argument, may start a command there. */
+const CODE_NAME_SET = new Set([...SHELLS, ...INTERPRETERS, ...Object.keys(INLINE_CODE).filter((n) => n.length > 2)]);
+const CODE_NAMES = [...CODE_NAME_SET]
   .sort((a, b) => b.length - a.length)
   .map((n) => n.replace(/[.+]/g, '\\$&'))
   .join('|');
@@ -1014,7 +1016,6 @@ const CODE_START = new RegExp(String.raw`(^|[=!({|;&\`'",:]\s*|\s)((?:/[\w.+-]+)
  * Whether a word holds one of CODE_START's names as a piece of its own between the characters that can stand around
  * one: a cheap test that passes every word CODE_START can match, so most words skip its scan.
  */
-const CODE_NAME_SET = new Set([...SHELLS, ...INTERPRETERS, ...Object.keys(INLINE_CODE).filter((n) => n.length > 2)]);
 const mayNameCode = (text: string) =>
   text.split(/[\s=!({|;&`'",:/)}#<>]+/).some((piece) => CODE_NAME_SET.has(piece) || CODE_NAME_SET.has(piece.replace(/\d+(?:\.\d+)*$/, '')));
 const FORM_FIELDS = /^[\w.[\]%-]+=[\w.%+,:/@-]*(?:&[\w.[\]%-]+=[\w.%+,:/@-]*)+$/;

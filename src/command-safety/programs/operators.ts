@@ -1512,7 +1512,7 @@ export function attackToolChecks(name: string, args: Word[], st: State): void {
   }
   // Printed (`echo CVE-… http://…`), rehearsed or asked about, they run nothing.
   if ((!cve && !engine && !trace) || rehearses || onlyAsksAbout(args) || /^(echo|printf)$/.test(tool)) return;
-  const target = cve && (addressGiven(args) ?? args.find((a) => SERVICE_URL.test(a.text.replace(/^--?[\w-]+=/, '')))?.text);
+  const target = cve && (addressGiven(args) ?? args.find((a) => SCHEMED_SERVER_URL.test(a.text.replace(/^--?[\w-]+=/, '')))?.text);
   if (target) danger(st, `aims a named vulnerability's exploit or check at a server (${name} ${cve!.text} ${target})`);
   if (engine) danger(st, `aims at every machine an internet-wide scan's search engine finds (${name} ${engine.text})`);
   if (trace) danger(st, `erases the traces forensics reads, or hides from forensic tools (${name} ${trace.text})`);
@@ -1521,7 +1521,7 @@ export function attackToolChecks(name: string, args: Word[], st: State): void {
 /** A vulnerability's number as advisories write it; a directory named for one (`git clone … cve-2023-46604`) is a name. */
 const CVE_ID = /^CVE-\d{4}-\d{4,}$/;
 /** A server's address with its scheme, on this machine or any other (`http://target-solr:8983/`). */
-const SERVICE_URL = /^(https?|wss?|tcp|udp|ldap|rmi):\/\/[\w.-]+/i;
+const SCHEMED_SERVER_URL = /^(https?|wss?|tcp|udp|ldap|rmi):\/\/[\w.-]+/i;
 /** The search engines of internet-wide scans, given as where a tool's targets come from (FOFA, Shodan, ZoomEye, Censys, Hunter, Quake). */
 const TARGET_SEARCH_ENGINE = /^--?(fofa|shodan|zoomeye|censys|hunter|quake)(-query|-search)?(=|$)/i;
 const TRACE_ERASING_VERB = /^(clean|clear|wipe|purge|scrub|erase|shred|remove)$/;
