@@ -6,7 +6,7 @@
  * are found by name; these are the ones held out, their misses printed only with `--list-held-out`. A set
  * read and tuned on leaves this list, and its part is named `…-tuning` from then on.
  */
-export const HELD_OUT = new Set<number>([1139, 1140, 1141, 1142, 1143, 1144, 1145, 1146]);
+export const HELD_OUT = new Set<number>([1147, 1148, 1149, 1150, 1151, 1152, 1153, 1154]);
 
 const ONES = ['', ...'one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen'.split(' ')];
 const ONES_ORDINAL = [
