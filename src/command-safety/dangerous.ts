@@ -1332,16 +1332,17 @@ function judgeWrittenScript(shown: string, runner: string | undefined, text: str
   if (!judgedAsScript(lang, body, st, st.payload)) danger(st, `runs ${lang} code it wrote itself, which the checker cannot read (${shown})`);
 }
 
-/** Signalling writes nothing to its output (`kill`, and `xargs kill` fed pids by a pipe). */
-const PRINTS_NOTHING = /^(kill|pkill)$/;
+/** Signalling and changing directory write nothing to their output (`kill`, `xargs kill` fed pids by a pipe, `cd dir`). */
+const PRINTS_NOTHING = /^(kill|pkill|cd)$/;
 const printsNothing = (words: Word[]) => {
   const [prog, ...rest] = words.map((w) => w.text);
   if (prog === 'xargs') return PRINTS_NOTHING.test(rest.find((a) => !a.startsWith('-')) ?? '');
   return PRINTS_NOTHING.test(prog ?? '');
 };
 /**
- * `$(… >/dev/null)` or `` `xargs kill -9` ``: a substitution whose output is all thrown away, or whose
- * last program prints nothing, expands to nothing, so it names no program.
+ * `$(… >/dev/null)`, `$(cd dir; find … -exec sha256sum '{}' \; > ../sums)` or `` `xargs kill -9` ``: a substitution
+ * whose output is all thrown away or written to a file, or whose last program prints nothing, expands to nothing,
+ * so it names no program. Where a file is written is judged with the substitution's commands.
  */
 function expandsToNothing(w: Word): boolean {
   if (w.nested.length !== 1 || !/^(\$\([\s\S]*\)|`[\s\S]*`)$/.test(w.text)) return false;
@@ -1349,7 +1350,7 @@ function expandsToNothing(w: Word): boolean {
     return parseShell(w.nested[0]!).every((p) => {
       const last = p.commands[p.commands.length - 1];
       if (last && printsNothing(last.words)) return true;
-      return !!last && last.redirects.some((r) => /^(>|&>|>\|)$/.test(r.op) && r.target.text === '/dev/null' && (r.fd === undefined || r.fd === 1));
+      return !!last && last.redirects.some((r) => /^(>|&>|>\||>>|&>>)$/.test(r.op) && (r.fd === undefined || r.fd === 1));
     });
   } catch {
     return false;

@@ -7967,3 +7967,42 @@ describe('checkCommand on the sets read: vulnerabilities by number, targets from
     if (reason) expect(r.reasons.join('; ')).toContain(reason);
   });
 });
+
+describe('checkCommand on the sets read: wallets spending, a TPM cleared, glitchers, Oracle logins, substitutions written to a file', () => {
+  it.each([
+    // A wallet's or a payment-channel node's client spending, closing channels or printing keys; a regression-test chain; a read.
+    ['lightning-cli withdraw $ADDR all', true, "wallet's funds"],
+    ['lncli sendcoins --addr bc1q --amt 5000', true, "wallet's funds"],
+    ['bitcoin-cli dumpprivkey bc1qxyz', true, 'keys'],
+    ['bitcoin-cli -regtest sendtoaddress bcrt1q 1', false],
+    ['lightning-cli listfunds', false],
+    // heads' TPM tool clearing, enabling or extending; asking it.
+    ['tpm forceclear', true, 'security policy'],
+    ['tpm extend -ix 4 -ic recovery', true, 'security policy'],
+    ['tpm --help', false],
+    // Fault-injection glitchers driven, and their results read back.
+    ['python ice-glitcher.py --start_offset 5400 --end_offset 5430', true, 'fault-injection'],
+    ['glitcher press-power-button --duration-ms 100', true, 'fault-injection'],
+    ['glitcher check-version', false],
+    ['python3 scripts/analyze_glitch_results.py glitch_results_1.csv', false],
+    // A well-known local root by name, and its build.
+    ['./mempodipper', true, 'local exploit'],
+    ['gcc mempodipper.c -o mempodipper', false],
+    // Oracle's client as the administrator or with a password to another machine; the project's own test database.
+    ['sqlplus / as sysdba', true, 'administrator'],
+    ['sqlplus SCOTT/tiger@10.10.10.82:1521/XE', true, "another machine's database"],
+    ['sqlplus test/test@//localhost/XEPDB1', false],
+    // A substitution whose output goes to a file runs nothing; one that prints a command still runs it.
+    ["$(cd squashfs-root1; find -type f -exec sha256sum '{}' \\; > ./../sha256sum1)", false],
+    ['$(cat commands.txt)', true, 'computed'],
+    // bazelisk's launcher kept in the repository, given labels; rtl_433 decoding a recording.
+    ['./bazelisk.sh build //sw/...', false],
+    ['./bazelisk.sh run //:publish', true, 'publishing'],
+    ['rtl_433 -r simu_tpms.cu8', false],
+    ['rtl_433 -f 433.92M', true, 'radio'],
+  ] as [string, boolean, string?][])('%s → dangerous %s', (cmd, dangerous, reason) => {
+    const r = checkCommand(cmd, WS);
+    expect(r.dangerous, r.reasons.join('; ')).toBe(dangerous);
+    if (reason) expect(r.reasons.join('; ')).toContain(reason);
+  });
+});

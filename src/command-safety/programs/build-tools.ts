@@ -912,6 +912,8 @@ export const BUILD_TOOL_RULES: RuleTable = {
     },
     bazel,
     bazelisk: bazel,
+    // The launcher a repository keeps beside its sources (`./bazelisk.sh build //sw/...`), which fetches and runs bazelisk.
+    'bazelisk.sh': bazel,
     mill,
     sbt,
     cmake: ({ args, st, env = [] }) => {

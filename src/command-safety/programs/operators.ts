@@ -377,6 +377,8 @@ const USER_ENUMERATORS = /user[-_]?enum|enum[-_]?users?$/i;
 const SENDS_OUT_NAMED = /^send[-_]?to[-_]?(telegram|teams|msteams|slack|discord|webhook|e?mail|matrix|c2)$/;
 /** Local root exploits that are scripts, run by name: dirty_sock makes snapd install a snap that adds a root user. */
 const LOCAL_ROOT_SCRIPTS = /^dirty_?sock(v\d)?$/;
+/** A fault-injection glitcher by its name (`pico-glitcher.py`, `glitch_marathon.py`, `test_chipshouter_lpc_glitch.py`). */
+const GLITCHERS = /(^|[-_])glitch(er|ing)?([-_]|$)|^chipshouter/i;
 /**
  * Credential dumpers of a saved system: they read password hashes and cached logins out of copies of
  * Windows' registry hives or an NTDS database (samdump2, bkhive, creddump's pwdump, cachedump and
@@ -1249,6 +1251,15 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
     harmless: (args) => args.some((a) => /^(--list|-l|--listloaders)$/.test(a.text)) || operands(args)[0]?.text === 'devices',
   },
   { tools: LOCAL_ROOT_SCRIPTS, does: 'runs a local exploit, made to take root' },
+  // Fault-injection glitchers (ChipSHOUTER's scripts, pico-glitcher, ice-glitcher, a glitch campaign's runner) drive a
+  // voltage, clock or electromagnetic glitch into an attached chip to skip its checks; what reads their results back
+  // (`analyze_glitch_results.py`) and their version and help reach no chip.
+  {
+    tools: GLITCHERS,
+    does: 'drives a fault-injection glitch into an attached chip to skip its checks',
+    harmless: (args, tool) =>
+      /analy[sz]|plot|report|results?([-_]|$)|view|parse/i.test(tool) || /^(check-version|version|help)$/.test(operands(args)[0]?.text ?? ''),
+  },
   // pik's exploit modules run or checked against a target; its lab runs them against a container of its own,
   // and its lists, module details and standalone builds reach no one.
   { tools: /^pik$/, does: 'runs or checks an exploit against a target', harmless: (args) => !/^(run|check|exploit)$/.test(operands(args)[0]?.text ?? '') },
@@ -1349,7 +1360,11 @@ const NAMED_FAMILIES: readonly NamedFamily[] = [
   {
     tools: RADIO_RECORDERS,
     does: "records or decodes the radio signals around, others' among them",
-    harmless: (args, tool) => onlyAsksAbout(args) || (tool === 'rtl_fm' && tunesBroadcastFm(args)),
+    harmless: (args, tool) =>
+      onlyAsksAbout(args) ||
+      (tool === 'rtl_fm' && tunesBroadcastFm(args)) ||
+      // rtl_433 decoding a recording saved here (`rtl_433 -r simu_tpms.cu8`) listens to no radio.
+      (tool === 'rtl_433' && args.some((a) => a.text === '-r')),
   },
   { tools: MAILBOX_ATTACKS, does: "searches others' mailboxes, harvests an organisation's accounts or sprays passwords at its mail servers" },
   {
@@ -1592,11 +1607,13 @@ function attachesThroughFrida(prog: string, args: Word[], st: State): void {
 
 /**
  * A compiled program named for the vulnerability it exploits (`./cve-2021-4034`, `./dirtyc0w`,
- * `./exploit`, `./exp`, `./exp_io`, `./pwned`): run on this machine, a local exploit's work is to become root or escape
+ * `./exploit`, `./exp`, `./exp_io`, `./pwned`), or one of the well-known Linux and Android roots by name (`./mempodipper`,
+ * `./full-nelson`, `./zergrush`): run on this machine, a local exploit's work is to become root or escape
  * its confinement. A script of that name run by its interpreter is often a CTF solution aimed at a
  * challenge, judged by what it is given.
  */
-const LOCAL_EXPLOIT = /^(([\w]*[-_])?cve[-_]\d{4}[-_]\d{4,}[\w-]*|exploit|exp|exp[-_]\w+|pwn|pwned|pwnkit|dirtyc[o0]w|dirty_?pipe|dirtycred)$/i;
+const LOCAL_EXPLOIT =
+  /^(([\w]*[-_])?cve[-_]\d{4}[-_]\d{4,}[\w-]*|exploit|exp|exp[-_]\w+|pwn|pwned|pwnkit|dirtyc[o0]w|dirty_?pipe|dirtycred|mempodipper|(full|half)[-_]nelson|towelroot|psneuter|zergrush|rageagainstthecage|gingerbreak|exploid|levitator)$/i;
 /** pwntools' command line, installed as `pwn`: its subcommands inspect binaries and make or read shellcode and patterns here. */
 const PWNTOOLS_COMMAND = /^(checksec|cyclic|asm|disasm|hex|unhex|phd|shellcraft|constgrep|elfdiff|elfpatch|errno|template|version)$/;
 function localExploit(prog: string, args: Word[], st: State): void {

@@ -780,6 +780,10 @@ const MACHINE_CHANGE: Readonly<Record<string, (args: Word[], ops: string[]) => b
         !args.some((a) => /^(-r|--private)(=|$)/.test(a.text)),
     ]),
   ),
+  // The TPM tool of heads and tpmtotp, one program with the same changes as verbs (`tpm forceclear`, `tpm physicalenable`,
+  // `tpm takeown`), and a PCR extended (`tpm extend -ix 4 …`), after which what the measured boot attests has changed.
+  tpm: (args, ops) =>
+    !onlyAsksAbout(args) && /^(forceclear|clear|takeown|physical\w+|extend|nv_(definespace|writevalue|releasespace)|resetlockvalue)$/.test(ops[0] ?? ''),
   // Mesh routing daemons run: each makes a tunnel device or takes an interface and changes the machine's
   // routes (OLSR, Babel, cjdns, Yggdrasil); making or tidying a configuration prints it and changes nothing.
   ...Object.fromEntries(
@@ -1368,6 +1372,22 @@ function databaseElsewhere(prog: string, args: Word[], st: State, hostOption?: s
 }
 const MYSQL_CLIENT = /^(mysql|mariadb|mysqladmin|mariadb-admin|mysqldump|mariadb-dump)$/;
 
+/** Oracle's connect string, `user/password@host[:port]/service` or `@//host/service`: its password and its host. */
+const ORACLE_CONNECT = /^[\w$]+\/([^@\s]+)@(?:\/\/)?([^:/\s]+)/;
+/**
+ * Oracle's SQL*Plus and SQLcl logged in as the database's administrator (`as sysdba`, `sysoper`, `sysasm`),
+ * which reads every schema and runs the server's own programs, or with a password written in the command to
+ * another machine's database (`sqlplus scott/tiger@10.10.10.82:1521/XE`); one on this machine is the project's test database. The rest is judged as any program's arguments are.
+ */
+const oracleClient: Rule = ({ prog, args, st }) => {
+  st.repeatable = false;
+  const role = args.findIndex((a, k) => /^as$/i.test(a.text) && /^sys(dba|oper|asm|backup|dg|km)$/i.test(args[k + 1]?.text ?? ''));
+  if (role >= 0) return danger(st, `logs in to the database as its administrator (${prog} as ${args[role + 1]!.text})`);
+  const login = args.map((a) => ORACLE_CONNECT.exec(a.text)).find((m) => m !== null);
+  if (login && !namesThisMachine(login[2]!)) danger(st, `logs in to another machine's database with a password written in the command (${prog} ${login[2]})`);
+  judgeUnknownProgram(prog, args, st);
+};
+
 /**
  * A CI runner's agent registered with a server, or run, takes the server's jobs and runs them on this
  * machine with the runner's token (GitLab's, Gitea's and Forgejo's runners); listing, asking about
@@ -1563,6 +1583,7 @@ export const SYSTEM_RULES: RuleTable = {
       if (acts) danger(st, `creates, cleans or removes the files its configuration names (systemd-tmpfiles ${acts.text})`);
     },
     ...Object.fromEntries(DATABASE_CLIENTS.map((p) => [p, databaseClient])),
+    sqlplus: oracleClient,
     mknod: ({ args, st }) => {
       // A block or character node is a door to a device (a disk read raw, its files unchecked); a fifo (p) is a pipe.
       const type = operands(args, /^(-m|--mode|-Z|--context)$/)[1]?.text;

@@ -631,6 +631,13 @@ const TRIED_PASSWORDS_OPTION = /^(-p|-P|-pl|-pw|-H|--passwords|--passlist|--pass
  */
 const DESTRUCTIVE_OR_OUTWARD_VERB =
   /^((delete|destroy)(-[a-z]+)+|delete|del|rm|destroy|drop|wipe|kill|shutdown|reboot|push|upload|send([-_a-z]*?(e?mails?|alerts?|reports?|notifications?|messages?|sms|testemail|digests?|newsletters?))?|grant|unlock|flash|erase|burn)$/;
+/** The clients of wallets and of payment-channel nodes: Bitcoin Core's and its forks' `-cli`, lnd's, Core Lightning's, Eclair's, Electrum, Monero's wallet. */
+const WALLET_CLIENT = /^([a-z]*coin|dash|zcash|elements|liquid)-cli$|^(lncli|lightning-cli|eclair-cli|electrum|monero-wallet-cli)$/;
+/** Their verbs that spend or pay, open, close or forget a channel, or print or import the wallet's private keys. */
+const WALLET_SPEND =
+  /^(send(toaddress|many|from|rawtransaction|coins|payment|pay|all|onion)?|withdraw|multiwithdraw|payto(many)?|pay|payinvoice|keysend|(fund|open|close|abandon|force-close)channel|closeallchannels|close|(dev-)?forget-channel|dumpprivkey|dumpwallet|getprivatekeys|importprivkey|sweep(_all|all)?|transfer)$/;
+/** A regression-test or simulation chain, whose coins are made on demand. */
+const TEST_CHAIN = /^(-?-regtest|-testnet|--network=(simnet|regtest))$/;
 /**
  * A subcommand that reaches past the machine: publishing (`mkdocs gh-deploy` pushes the built site, a task
  * named for the package index alone, `invoke pypi`, uploads; `guarddog pypi scan` names an ecosystem), deploying, promoting a
@@ -968,6 +975,11 @@ export function judgeUnknownProgram(prog: string, args: Word[], st: State, reads
   // and its chains' CLIs) signs it with that key and broadcasts it to the chain, where it spends and cannot be taken back.
   if (sub?.text === 'tx' && args.some((a) => /^--from(=|$)/.test(a.text)) && !args.some((a) => /^(--generate-only|--dry-run)$/.test(a.text)))
     danger(st, `${prog} tx: signs a transaction with a key and broadcasts it to the chain`);
+  // A wallet's or a payment-channel node's client told to spend, pay, open, close or forget a channel, or to hand out the
+  // wallet's keys (`bitcoin-cli sendtoaddress …`, `lightning-cli withdraw $ADDR all`, `lncli payinvoice …`): value leaves
+  // the wallet and cannot be taken back. A regression-test chain (`-regtest`, `--network=simnet`) holds nothing of value.
+  if (WALLET_CLIENT.test(prog) && sub && WALLET_SPEND.test(sub.text) && !onlyAsksAbout(args) && !args.some((a) => TEST_CHAIN.test(a.text)))
+    danger(st, `${prog} ${sub.text}: moves a wallet's funds or channels, or hands out its keys`);
   // HDFS's name node formatted (`hdfs namenode -format`): the cluster's whole file system is emptied.
   if (/^(hdfs|hadoop)$/.test(prog) && sub?.text === 'namenode' && args.some((a) => a.text === '-format'))
     danger(st, `${prog} namenode -format: empties the cluster's file system`);
