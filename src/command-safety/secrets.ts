@@ -77,8 +77,10 @@ const SECRET_PLACE = new RegExp(
     String.raw`(Chrome|Edge|Brave|Firefox|Opera|Chromium|Vivaldi)(Cookies|Passwords|Logins|LoginData)\.(db|sqlite)`,
     String.raw`/proc/kcore`,
     // A cryptocurrency wallet (Bitcoin Core's and its forks' wallet.dat) holds the keys that spend its
-    // funds; a KeePass database (`*.kdbx`) holds every password its owner keeps.
+    // funds, and Core Lightning's hsm_secret the node's master key, from which every channel's are made;
+    // a KeePass database (`*.kdbx`) holds every password its owner keeps.
     String.raw`wallet\.dat`,
+    String.raw`hsm_secret`,
     // Tomcat's users and their passwords for the manager application, which deploys code.
     String.raw`tomcat-users\.xml`,
     String.raw`[^\s'"/]+\.kdbx`,
