@@ -571,6 +571,10 @@
 // which asked one batch of eight at its start, the thousand-one-hundred-and-thirty-ninth to forty-sixth, held out
 // whole: 78.27% / 2.77% together when each came (the start's rules gave the same, and so did the session's end), from
 // 41.67% (electronics design and hardware glitching) to 96.55% (host firewalls) by theme.
+// Those eight held out were tuned on in the next session (78.27% / 2.77% at its start, 82.04% / 1.85% at its end),
+// which asked one batch of eight at its start, the thousand-one-hundred-and-forty-seventh to fifty-fourth, held out
+// whole: 82.05% / 3.21% together when each came (the start's rules gave the same, and so did the session's end), from
+// 40.00% (RFID and badge cloning) to 100.00% (climate models and cryptojacking) by theme.
 // `all` is every corpus together.
 //
 //   npx tsx bench/checker.ts [--list] [--list-held-out] [--rounds N] [--hide PART[,PART]] [--unknown-programs ask] [--sources]
