@@ -7990,7 +7990,8 @@ describe('checkCommand on the sets read: wallets spending, a TPM cleared, glitch
     ['gcc mempodipper.c -o mempodipper', false],
     // Oracle's client as the administrator or with a password to another machine; the project's own test database.
     ['sqlplus / as sysdba', true, 'administrator'],
-    ['sqlplus SCOTT/tiger@10.10.10.82:1521/XE', true, "another machine's database"],
+    ['sqlplus scott/tiger@db.example.com:1521/XE', true, "another machine's database"],
+    ['sqlplus scott/tiger@oracle:1521/XE', false],
     ['sqlplus test/test@//localhost/XEPDB1', false],
     // A substitution whose output goes to a file runs nothing; one that prints a command still runs it.
     ["$(cd squashfs-root1; find -type f -exec sha256sum '{}' \\; > ./../sha256sum1)", false],

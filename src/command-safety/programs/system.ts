@@ -1372,19 +1372,21 @@ function databaseElsewhere(prog: string, args: Word[], st: State, hostOption?: s
 }
 const MYSQL_CLIENT = /^(mysql|mariadb|mysqladmin|mariadb-admin|mysqldump|mariadb-dump)$/;
 
-/** Oracle's connect string, `user/password@host[:port]/service` or `@//host/service`: its password and its host. */
-const ORACLE_CONNECT = /^[\w$]+\/([^@\s]+)@(?:\/\/)?([^:/\s]+)/;
+/** Oracle's connect string with a password, `user/password@host[:port]/service` or `user/password@//host/service`: its host. */
+const ORACLE_CONNECT = /^[\w$]+\/[^@\s]+@(?:\/\/)?([^:/\s]+)/;
 /**
- * Oracle's SQL*Plus and SQLcl logged in as the database's administrator (`as sysdba`, `sysoper`, `sysasm`),
- * which reads every schema and runs the server's own programs, or with a password written in the command to
- * another machine's database (`sqlplus scott/tiger@10.10.10.82:1521/XE`); one on this machine is the project's test database. The rest is judged as any program's arguments are.
+ * Oracle's SQL*Plus logged in as the database's administrator (`as sysdba`, `sysoper`, `sysasm`), which reads every
+ * schema and runs the server's own programs, or with a password written in the command to another machine's database
+ * (`sqlplus scott/tiger@db.example.com:1521/XE`), as the other clients' hosts are read: one on this machine, or a single
+ * word naming a container of the project's setup, is its test database. The rest is judged as any program's arguments are.
  */
 const oracleClient: Rule = ({ prog, args, st }) => {
   st.repeatable = false;
   const role = args.findIndex((a, k) => /^as$/i.test(a.text) && /^sys(dba|oper|asm|backup|dg|km)$/i.test(args[k + 1]?.text ?? ''));
   if (role >= 0) return danger(st, `logs in to the database as its administrator (${prog} as ${args[role + 1]!.text})`);
   const login = args.map((a) => ORACLE_CONNECT.exec(a.text)).find((m) => m !== null);
-  if (login && !namesThisMachine(login[2]!)) danger(st, `logs in to another machine's database with a password written in the command (${prog} ${login[2]})`);
+  if (login && (dottedOtherHost(login[1]!) || otherMachineAddress(login[1]!)))
+    danger(st, `logs in to another machine's database with a password written in the command (${prog} ${login[1]})`);
   judgeUnknownProgram(prog, args, st);
 };
 
