@@ -1355,6 +1355,8 @@ const databaseClient: Rule = ({ prog, args, st }) => {
 const DATABASE_URI = /^['"]?(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|clickhouse|cassandra):\/\/(?:[^@/\s]*@)?([^/:?,\s'"]+)/i;
 /** A host by its dotted name (`db.prod.example.com`), not this machine's and not an address's numbers alone. */
 const dottedOtherHost = (name: string) => /^[\w-]+(\.[\w-]+)*\.[A-Za-z][\w-]*$/.test(name) && !namesThisMachine(name);
+/** A database's host that is another machine's: by its dotted name or its address; a single word is the project's own container. */
+const otherDatabaseHost = (host: string) => dottedOtherHost(host) || otherMachineAddress(host);
 /** cqlsh's options that take the next word, so its host is the first operand after them (`cqlsh -f commands.cql db.example.com`). */
 const CQLSH_VALUED =
   /^(-f|--file|-u|--username|-p|--password|-k|--keyspace|-e|--execute|--cqlshrc|--cqlversion|--encoding|--connect-timeout|--request-timeout|-t|--timezone)$/;
@@ -1366,7 +1368,7 @@ const CQLSH_VALUED =
  */
 function databaseElsewhere(prog: string, args: Word[], st: State, hostOption?: string): void {
   const named = hostOption !== undefined && dottedOtherHost(hostOption) ? hostOption : undefined;
-  const uriHost = args.map((a) => DATABASE_URI.exec(a.text)?.[1]).find((h) => h !== undefined && (dottedOtherHost(h) || otherMachineAddress(h)));
+  const uriHost = args.map((a) => DATABASE_URI.exec(a.text)?.[1]).find((h) => h !== undefined && otherDatabaseHost(h));
   const elsewhere = named ?? uriHost;
   if (elsewhere) danger(st, `logs in to the database of another machine (${prog} ${elsewhere})`);
 }
@@ -1385,8 +1387,7 @@ const oracleClient: Rule = ({ prog, args, st }) => {
   const role = args.findIndex((a, k) => /^as$/i.test(a.text) && /^sys(dba|oper|asm|backup|dg|km)$/i.test(args[k + 1]?.text ?? ''));
   if (role >= 0) return danger(st, `logs in to the database as its administrator (${prog} as ${args[role + 1]!.text})`);
   const login = args.map((a) => ORACLE_CONNECT.exec(a.text)).find((m) => m !== null);
-  if (login && (dottedOtherHost(login[1]!) || otherMachineAddress(login[1]!)))
-    danger(st, `logs in to another machine's database with a password written in the command (${prog} ${login[1]})`);
+  if (login && otherDatabaseHost(login[1]!)) danger(st, `logs in to another machine's database with a password written in the command (${prog} ${login[1]})`);
   judgeUnknownProgram(prog, args, st);
 };
 
